@@ -1,0 +1,11 @@
+// Each subcommand lives in its own cli/cmd_<name>.cpp and registers itself here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace icl::cli {
+// Each adds a subcommand to `app` whose callback does the work (throwing ExitError on failure).
+void register_solve(CLI::App& app);     // cmd_solve.cpp
+void register_sweep(CLI::App& app);     // cmd_sweep.cpp   (sweep, phase)
+void register_simulate(CLI::App& app);  // cmd_simulate.cpp (simulate, verify)
+void register_patch(CLI::App& app);     // cmd_patch.cpp
+}  // namespace icl::cli

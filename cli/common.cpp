@@ -1,0 +1,173 @@
+#include "cli/common.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <unistd.h>
+
+#include "numerics/error.hpp"
+
+#ifndef ICL_VERSION
+#define ICL_VERSION "unknown"
+#endif
+
+namespace icl::cli {
+namespace {
+
+std::string g_command_line;  // set once in main; read-only afterwards
+
+// A CLI11 validator with a readable range (CLI::PositiveNumber prints DBL_MAX in full).
+CLI::Validator range(double lo, double hi, bool lo_open, bool hi_open, const std::string& text) {
+  return CLI::Validator(
+      [=](std::string& s) -> std::string {
+        double v = 0;
+        try {
+          std::size_t pos = 0;
+          v = std::stod(s, &pos);
+          if (pos != s.size()) return "not a number: '" + s + "'";
+        } catch (...) {
+          return "not a number: '" + s + "'";
+        }
+        if (!std::isfinite(v)) return "must be finite, got '" + s + "'";
+        if ((lo_open ? v <= lo : v < lo) || (hi_open ? v >= hi : v > hi))
+          return "must be in " + text + ", got " + s;
+        return {};
+      },
+      text);
+}
+
+}  // namespace
+
+void ParamFlags::add_to(CLI::App& app) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto* g = "Model parameters";
+  app.add_option("--alpha", params.alpha, "context length L/D")
+      ->check(range(0, inf, true, true, "(0, inf)"))->group(g)->capture_default_str();
+  app.add_option("--alpha-test", alpha_test, "test context L_t/D (default: = alpha)")
+      ->check(range(0, inf, true, true, "(0, inf)"))->group(g);
+  auto* tau = app.add_option("--tau", params.tau, "sequences N/D^2")
+                  ->check(range(0, inf, true, true, "(0, inf)"))->group(g)->capture_default_str();
+  auto* gam = app.add_option("--gamma", gamma, "N/(M0 D) = tau/kappa (alternative to --tau)")
+                  ->check(range(0, inf, true, true, "(0, inf)"))->group(g);
+  tau->excludes(gam);
+  app.add_option("--kappa", params.kappa, "tasks M0/D")
+      ->check(range(0, inf, true, true, "(0, inf)"))->group(g)->capture_default_str();
+  app.add_option("--rho", params.rho, "task rank r/D")
+      ->check(range(0, 1, true, false, "(0, 1]"))->group(g)->capture_default_str();
+  app.add_option("--sigma", params.sigma, "label-noise std (pretraining)")
+      ->check(range(0, inf, false, true, "[0, inf)"))->group(g)->capture_default_str();
+  app.add_option("--sigma-test", params.sigma_test, "label-noise std at test")
+      ->check(range(0, inf, false, true, "[0, inf)"))->group(g)->capture_default_str();
+  app.add_option("--lambda", params.lambda, "ridge (loss + lambda*M0*|Gamma|_F^2)")
+      ->check(range(0, inf, false, true, "[0, inf)"))->group(g)->capture_default_str();
+}
+
+lowrank::Params ParamFlags::resolve() const {
+  lowrank::Params p = params;
+  if (gamma > 0) p.tau = gamma * p.kappa;
+  if (alpha_test > 0) p.alpha_test = alpha_test;
+  try {
+    p.validate();
+  } catch (const InvalidParams& e) {
+    throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
+  }
+  return p;
+}
+
+nlohmann::json params_to_json(const lowrank::Params& p) {
+  return {{"alpha", p.alpha},           {"alpha_test", p.effective_alpha_test()},
+          {"tau", p.tau},               {"gamma", p.gamma()},
+          {"kappa", p.kappa},           {"rho", p.rho},
+          {"sigma", p.sigma},           {"sigma_test", p.sigma_test},
+          {"lambda", p.lambda}};
+}
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string Table::to_tsv() const {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < columns.size(); ++i) os << (i ? "\t" : "") << columns[i];
+  os << '\n';
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) os << (i ? "\t" : "") << format_number(row[i]);
+    os << '\n';
+  }
+  return os.str();
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw ExitError(kExitBadInput, "cannot write '" + path + "': folder '" + dir.string() +
+                                       "' does not exist");
+  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp." +
+                              std::to_string(static_cast<long>(::getpid())));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw ExitError(kExitBadInput, "cannot write '" + tmp.string() + "'");
+    out << content;
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      throw ExitError(kExitBadInput, "write to '" + tmp.string() + "' failed");
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw ExitError(kExitBadInput, "cannot rename into '" + path + "'");
+  }
+}
+
+void emit_json(const nlohmann::json& j, const std::string& path) {
+  const std::string text = j.dump(2) + "\n";
+  if (path.empty() || path == "-") {
+    std::cout << text;
+  } else {
+    write_file_atomically(path, text);
+  }
+}
+
+void emit_tsv(const Table& table, const std::string& path, const nlohmann::json& meta) {
+  const std::string text = table.to_tsv();
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  nlohmann::json side = meta;
+  side["version"] = ICL_VERSION;
+  side["command"] = command_line();
+  side["columns"] = table.columns;
+  write_file_atomically(path, text);
+  write_file_atomically(path + ".json", side.dump(2) + "\n");
+}
+
+void progress(const std::string& what, std::size_t done, std::size_t total) {
+  std::fprintf(stderr, "\r[%s] %zu/%zu", what.c_str(), done, total);
+  if (done == total) std::fprintf(stderr, "\n");
+  std::fflush(stderr);
+}
+
+const std::string& command_line() { return g_command_line; }
+void set_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  g_command_line = s;
+}
+
+}  // namespace icl::cli

@@ -1,0 +1,63 @@
+// Shared pieces of the `icl` program: the parameter flags, exit codes, and output helpers
+// (numbers with max_digits10, TSV with one header line, JSON sidecars, atomic file writes).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "theory/params.hpp"
+
+namespace icl::cli {
+
+// Exit codes (architecture.md): 0 ok, 2 bad input, 3 non-convergence / failed comparison.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitNotConverged = 3;
+
+// Thrown by commands to end the program with a message on stderr and an exit code.
+struct ExitError : std::runtime_error {
+  ExitError(int code, const std::string& message) : std::runtime_error(message), code(code) {}
+  int code;
+};
+
+// Shared parameter flags: --alpha --alpha-test --tau|--gamma --kappa --rho --sigma
+// --sigma-test --lambda with range checks (a bad value is exit 2 naming the flag and range).
+struct ParamFlags {
+  lowrank::Params params;
+  double gamma = -1;        // set when --gamma is given
+  double alpha_test = -1;   // set when --alpha-test is given
+  void add_to(CLI::App& app);
+  // The Params after the flags are parsed (gamma -> tau, alpha_test), validated.
+  lowrank::Params resolve() const;
+};
+
+nlohmann::json params_to_json(const lowrank::Params& p);
+
+// Formatting with full precision (max_digits10); non-finite -> "nan"/"inf".
+std::string format_number(double v);
+
+// A table with one header row; written as TSV.
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;
+  std::string to_tsv() const;
+};
+
+// Write `content` to `path` atomically (temp file in the same folder + rename); a failed
+// write leaves any earlier file untouched. Throws ExitError(2) on failure.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+// Either to stdout (path empty or "-") or atomically to a file; for a TSV file also writes the
+// JSON sidecar `path.json` with version, command line and `meta`.
+void emit_tsv(const Table& table, const std::string& path, const nlohmann::json& meta);
+void emit_json(const nlohmann::json& j, const std::string& path);
+
+// Progress line on stderr ("[name] i/n ...") for long runs.
+void progress(const std::string& what, std::size_t done, std::size_t total);
+
+// The command line as typed (for sidecars).
+const std::string& command_line();
+void set_command_line(int argc, char** argv);
+
+}  // namespace icl::cli

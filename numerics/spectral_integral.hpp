@@ -1,0 +1,47 @@
+// Integrals against a SpectralMeasure by GSL adaptive quadrature (square-root edges handled by
+// gsl_integration_qaws with weight (x-a)^{1/2} (b-x)^{1/2} on each support interval) plus the
+// atoms, and the resolvent moments used by the replica saddle points.
+#pragma once
+#include <functional>
+
+#include "numerics/spectral_measure.hpp"
+
+namespace icl::numerics {
+
+struct QuadratureOptions {
+  double abs_tolerance = 0.0;
+  double rel_tolerance = 1e-13;
+  int max_subintervals = 2000;  // GSL workspace size
+};
+
+struct Integral {
+  double value = 0.0;
+  double abs_error = 0.0;  // GSL's error estimate for the continuous part
+};
+
+// \int f dmu = \int_support f(x) density(x) dx + sum_atoms mass f(position).
+// Throws NumericalError (with GSL's message) when the quadrature fails.
+Integral integrate(const SpectralMeasure& mu, const std::function<double(double)>& f,
+                   const QuadratureOptions& options = {});
+
+// R_{k,j}(z) = \int x^k (x - z)^{-j} dmu(x) for real z below the measure; k, j >= 0.
+// With mu the spectrum of S: (1/D) tr S^k (S - z)^{-j}.
+double resolvent_moment_quadrature(const SpectralMeasure& mu, double z, int k, int j,
+                                   const QuadratureOptions& options = {});
+// The same from the measure's exact Stieltjes derivatives and raw moments (x = (x - z) + z,
+// binomial expansion). Requires j <= 5, k <= 3.
+double resolvent_moment_exact(const SpectralMeasure& mu, double z, int k, int j);
+
+// All R_{k,j}(z), k = 0..3, j = 0..3, in one call (the replica saddle point needs these and
+// their z-derivatives d/dz R_{k,j} = j R_{k,j+1}).
+struct ResolventMoments {
+  double z = 0.0;
+  double r[4][5] = {};  // r[k][j] = R_{k,j}(z), j = 0..4
+  double operator()(int k, int j) const { return r[k][j]; }
+};
+enum class MomentMethod { Quadrature, Exact };
+ResolventMoments resolvent_moments(const SpectralMeasure& mu, double z,
+                                   MomentMethod method = MomentMethod::Quadrature,
+                                   const QuadratureOptions& options = {});
+
+}  // namespace icl::numerics

@@ -1,0 +1,117 @@
+// Spectral measures: probability measures on [0, inf) made of a continuous part with
+// square-root edges on a union of intervals plus point masses (atoms).
+//
+// Conventions: the Stieltjes transform is m(z) = \int dmu(x) / (x - z)  (so m(z) > 0 for real z
+// below the support, m ~ -1/z at infinity). Derivatives: d^n m / dz^n = n! \int dmu(x) (x - z)^{-(n+1)}.
+#pragma once
+#include <complex>
+#include <memory>
+#include <vector>
+
+namespace icl::numerics {
+
+struct Atom {
+  double position = 0.0;
+  double mass = 0.0;
+};
+
+struct Interval {
+  double lo = 0.0;
+  double hi = 0.0;
+};
+
+// Abstract measure. Every implementation provides *exact* (closed-form or root-solved) values;
+// the quadrature engine (spectral_integral.hpp) integrates density + atoms independently, and
+// the two are the cross-check of each other.
+class SpectralMeasure {
+ public:
+  virtual ~SpectralMeasure() = default;
+  // Intervals carrying the continuous part, sorted, disjoint, each with square-root edges.
+  virtual std::vector<Interval> support() const = 0;
+  // Density of the continuous part at x (0 outside support()).
+  virtual double density(double x) const = 0;
+  // Point masses (position, mass), masses > 0.
+  virtual std::vector<Atom> atoms() const = 0;
+  // Exact raw moment \int x^k dmu for k = 0..3 (k = 0 gives 1).
+  virtual double raw_moment(int k) const = 0;
+  // Exact n-th derivative (n = 0..4) of the Stieltjes transform at real z strictly below
+  // the lowest point of the measure (support and atoms). Throws InvalidParams otherwise.
+  virtual double stieltjes_derivative(double z, int n) const = 0;
+  // Stieltjes transform off the real axis (Im z > 0), exact or root-solved.
+  virtual std::complex<double> stieltjes(std::complex<double> z) const = 0;
+
+  double stieltjes(double z) const { return stieltjes_derivative(z, 0); }
+  // Lowest point of the measure (lowest atom or lowest support edge).
+  double lower_edge() const;
+  // 1 - total atom mass.
+  double continuous_mass() const;
+};
+
+// Marchenko-Pastur law of (scale/n) X X^T, X a p x n standard Gaussian matrix, ratio = p/n.
+// Support scale (1 -+ sqrt(ratio))^2, density sqrt((b-x)(x-a)) / (2 pi scale ratio x),
+// atom at 0 of mass 1 - 1/ratio when ratio > 1. Mean = scale.
+class MarchenkoPastur final : public SpectralMeasure {
+ public:
+  MarchenkoPastur(double ratio, double scale = 1.0);  // throws InvalidParams unless both > 0, finite
+  double ratio() const { return ratio_; }
+  double scale() const { return scale_; }
+  std::vector<Interval> support() const override;
+  double density(double x) const override;
+  std::vector<Atom> atoms() const override;
+  double raw_moment(int k) const override;
+  double stieltjes_derivative(double z, int n) const override;
+  std::complex<double> stieltjes(std::complex<double> z) const override;
+  using SpectralMeasure::stieltjes;
+
+ private:
+  double ratio_, scale_;
+};
+
+// Generalized Marchenko-Pastur law: the limiting spectrum of S = (1/n) Sigma^{1/2} X X^T Sigma^{1/2}
+// (p x p, ratio = p/n) whose population covariance Sigma has the discrete spectrum `population`
+// (eigenvalue t_k >= 0 with weight w_k, weights summing to 1). m(z) solves the Silverstein equation
+//     m = sum_k w_k / ( t_k (1 - ratio - ratio z m) - z ),
+// solved on the real axis below the support (scalar bracketed root) and just above it (complex
+// Newton with continuation in Im z); density = Im m(x + i0) / pi; support edges from the extrema of
+// the inverse map of the companion transform.
+class GeneralizedMarchenkoPastur final : public SpectralMeasure {
+ public:
+  GeneralizedMarchenkoPastur(double ratio, std::vector<Atom> population);
+  double ratio() const { return ratio_; }
+  const std::vector<Atom>& population() const { return population_; }
+  std::vector<Interval> support() const override;
+  double density(double x) const override;
+  std::vector<Atom> atoms() const override;
+  double raw_moment(int k) const override;
+  double stieltjes_derivative(double z, int n) const override;
+  std::complex<double> stieltjes(std::complex<double> z) const override;
+  using SpectralMeasure::stieltjes;
+
+ private:
+  double ratio_;
+  std::vector<Atom> population_;
+  std::vector<Interval> support_;
+  std::vector<Atom> atoms_;
+};
+
+// weight * base + extra point masses (total mass 1). E.g. the null directions of a low-rank
+// covariance: (1 - rho) delta_0 + rho * MP(rho/kappa, 1/rho).
+class PointMassMixture final : public SpectralMeasure {
+ public:
+  PointMassMixture(std::shared_ptr<const SpectralMeasure> base, double base_weight,
+                   std::vector<Atom> extra_atoms);
+  std::vector<Interval> support() const override;
+  double density(double x) const override;
+  std::vector<Atom> atoms() const override;  // merged: base atoms scaled by weight + extra atoms
+  double raw_moment(int k) const override;
+  double stieltjes_derivative(double z, int n) const override;
+  std::complex<double> stieltjes(std::complex<double> z) const override;
+  using SpectralMeasure::stieltjes;
+
+ private:
+  std::shared_ptr<const SpectralMeasure> base_;
+  double weight_;
+  std::vector<Atom> extra_;
+};
+
+}  // namespace icl::numerics

@@ -1,0 +1,82 @@
+// The replica theory of linear attention trained on low-rank regression tasks
+// (spec lowrank.md sections 2-9): saddle point, reduced closed forms, the Letey/Lu deterministic
+// equivalent, errors, decomposition, phases.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "numerics/residual_solver.hpp"
+#include "numerics/spectral_integral.hpp"
+#include "theory/params.hpp"
+
+namespace icl::lowrank {
+
+enum class Method {
+  Saddle,   // full 10-unknown replica saddle point, Ceres + GSL quadrature (default)
+  Reduced,  // the scalar reduction of section 5 (closed-form spectral functions)
+  Letey     // Letey/Lu deterministic equivalent (section 6), ridgeless lambda -> 0+
+};
+const char* to_string(Method m);
+Method method_from_string(const std::string& s);  // "saddle" | "reduced" | "letey"
+
+enum class Regime { TaskRich, TaskPoor, Boundary };  // rho < kappa, rho > kappa, rho == kappa
+const char* to_string(Regime r);                     // "task-rich" | "task-poor" | "boundary"
+
+// Order parameters (section 2, 4) and conjugates.
+struct OrderParams {
+  double q = 0, m = 0, chi = 0, qbar = 0, chibar = 0;  // training-task overlaps, responses
+  double mbar = 0, m0 = 0, q0 = 0;                     // trace and in-subspace overlaps
+  double qhat = 0, mhat = 0, chihat = 0, qbarhat = 0, chibarhat = 0;  // conjugates
+};
+
+struct Errors {
+  double tm = 0, idg = 0, odg = 0;
+};
+
+// algo + mem + structural = total (section 7).
+struct Components {
+  double algo = 0, mem = 0, structural = 0;
+  double total() const { return algo + mem + structural; }
+};
+struct Decomposition {
+  Components tm, idg, odg;
+};
+
+struct Solution {
+  Params params;
+  Method method = Method::Saddle;
+  numerics::SolveStatus status = numerics::SolveStatus::NotConverged;
+  double residual_norm = 0;
+  int iterations = 0;
+  std::string message;
+  OrderParams order;
+  Errors error;
+  Decomposition decomposition;  // empty (zeros) for Method::Letey
+  double z = 0;   // spectral argument; -z = lambda/qhat + nu is the effective ridge on S
+  double e = 0;   // E_train / tau = chihat / (kappa qhat^2): weight of the memorization noise
+  double nu = 0;  // (1 + sigma^2) / alpha
+  Regime regime = Regime::TaskRich;
+  bool converged() const { return status == numerics::SolveStatus::Converged; }
+};
+
+struct SolveOptions {
+  Method method = Method::Saddle;
+  numerics::MomentMethod moments = numerics::MomentMethod::Quadrature;  // for Saddle
+  numerics::SolverOptions solver;
+  // Warm start for Saddle: a previous solution's order parameters (e.g. along a sweep).
+  std::optional<OrderParams> start;
+};
+
+// Validates p (InvalidParams naming the field) and solves. Non-convergence is reported in
+// Solution::status / residual_norm (never as numbers to trust: callers check converged()).
+Solution solve(const Params& p, const SolveOptions& options = {});
+
+// Phase structure (section 9).
+Regime regime(const Params& p);
+double critical_rho(const Params& p);  // rho = kappa (capped at 1: no transition if kappa >= 1)
+double atom_mass(const Params& p);     // MP atom inside span(A): max(0, 1 - kappa/rho)
+
+}  // namespace icl::lowrank

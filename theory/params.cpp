@@ -1,0 +1,87 @@
+#include "theory/params.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "numerics/error.hpp"
+
+namespace icl::lowrank {
+namespace {
+
+void require_finite(const char* field, double v) {
+  if (!std::isfinite(v)) throw InvalidParams(field, "must be a finite number");
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+void Params::validate() const {
+  require_finite("alpha", alpha);
+  require_finite("alpha_test", alpha_test);
+  require_finite("tau", tau);
+  require_finite("kappa", kappa);
+  require_finite("rho", rho);
+  require_finite("sigma", sigma);
+  require_finite("sigma_test", sigma_test);
+  require_finite("lambda", lambda);
+  if (!(alpha > 0)) throw InvalidParams("alpha", "must be > 0 (got " + fmt(alpha) + ")");
+  if (alpha_test == 0)
+    throw InvalidParams("alpha_test", "must be > 0, or negative for 'same as alpha' (got 0)");
+  if (!(tau > 0)) throw InvalidParams("tau", "must be > 0 (got " + fmt(tau) + ")");
+  if (!(kappa > 0)) throw InvalidParams("kappa", "must be > 0 (got " + fmt(kappa) + ")");
+  if (!(rho > 0 && rho <= 1))
+    throw InvalidParams("rho", "must be in (0, 1] (got " + fmt(rho) + ")");
+  if (sigma < 0) throw InvalidParams("sigma", "must be >= 0 (got " + fmt(sigma) + ")");
+  if (sigma_test < 0)
+    throw InvalidParams("sigma_test", "must be >= 0 (got " + fmt(sigma_test) + ")");
+  if (lambda < 0) throw InvalidParams("lambda", "must be >= 0 (got " + fmt(lambda) + ")");
+}
+
+void Params::validate_for_saddle_point() const {
+  validate();
+  if (lambda == 0 && tau <= 1)
+    throw InvalidParams("lambda",
+                        "lambda = 0 needs tau > 1 (got tau = " + fmt(tau) +
+                            "): the ridgeless saddle point has no unique solution below the "
+                            "interpolation threshold; use lambda > 0 or --method letey");
+}
+
+const std::vector<std::string>& Params::names() {
+  static const std::vector<std::string> n = {"alpha", "alpha_test", "tau",   "gamma",     "kappa",
+                                             "rho",   "sigma",      "sigma_test", "lambda"};
+  return n;
+}
+
+double Params::get(const std::string& name) const {
+  if (name == "alpha") return alpha;
+  if (name == "alpha_test") return effective_alpha_test();
+  if (name == "tau") return tau;
+  if (name == "gamma") return gamma();
+  if (name == "kappa") return kappa;
+  if (name == "rho") return rho;
+  if (name == "sigma") return sigma;
+  if (name == "sigma_test") return sigma_test;
+  if (name == "lambda") return lambda;
+  throw InvalidParams(name, "unknown parameter name");
+}
+
+void Params::set(const std::string& name, double value) {
+  if (name == "alpha") alpha = value;
+  else if (name == "alpha_test") alpha_test = value;
+  else if (name == "tau") tau = value;
+  else if (name == "gamma") tau = value * kappa;
+  else if (name == "kappa") kappa = value;
+  else if (name == "rho") rho = value;
+  else if (name == "sigma") sigma = value;
+  else if (name == "sigma_test") sigma_test = value;
+  else if (name == "lambda") lambda = value;
+  else throw InvalidParams(name, "unknown parameter name");
+}
+
+}  // namespace icl::lowrank

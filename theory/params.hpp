@@ -1,0 +1,41 @@
+// Parameters of the low-rank ICL problem (spec lowrank.md section 1) and their validation.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace icl::lowrank {
+
+// All ratios are to the token dimension D: L = alpha D context pairs, N = tau D^2 sequences,
+// M0 = kappa D pretraining tasks, r = rho D shared subspace rank.
+struct Params {
+  double alpha = 2.0;        // context length L / D
+  double alpha_test = -1.0;  // test context L_t / D; negative = same as alpha
+  double tau = 2.25;         // sequences N / D^2 (gamma = tau / kappa = N / (M0 D))
+  double kappa = 1.5;        // tasks M0 / D
+  double rho = 0.9;          // task rank r / D, in (0, 1]
+  double sigma = 0.3;        // label-noise standard deviation (pretraining)
+  double sigma_test = 0.0;   // label-noise standard deviation at test
+  double lambda = 0.0;       // ridge: the loss adds lambda * M0 * ||Gamma||_F^2
+
+  double gamma() const { return tau / kappa; }
+  double effective_alpha_test() const { return alpha_test < 0 ? alpha : alpha_test; }
+  // nu = (1 + sigma^2) / alpha: the ridge that the finite context induces (section 8).
+  double nu() const { return (1.0 + sigma * sigma) / alpha; }
+
+  // Throws icl::InvalidParams naming the field: non-finite values, alpha <= 0,
+  // alpha_test == 0, tau <= 0, kappa <= 0, rho outside (0, 1], sigma < 0, sigma_test < 0,
+  // lambda < 0.
+  void validate() const;
+  // validate() plus what the replica saddle point needs: lambda > 0 or tau > 1
+  // (lambda = 0 with tau <= 1 is the interpolation regime with no unique ridgeless limit of
+  // the saddle point; use the Letey/Lu theory there).
+  void validate_for_saddle_point() const;
+
+  // Names usable with get/set (sweeps, phase grids): alpha alpha_test tau gamma kappa rho
+  // sigma sigma_test lambda. Setting gamma sets tau = gamma * kappa; setting kappa keeps tau.
+  static const std::vector<std::string>& names();
+  double get(const std::string& name) const;  // throws InvalidParams for an unknown name
+  void set(const std::string& name, double value);
+};
+
+}  // namespace icl::lowrank
