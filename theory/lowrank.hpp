@@ -70,13 +70,22 @@ struct SolveOptions {
   std::optional<OrderParams> start;
 };
 
+// The ten saddle-point unknowns as a vector (q, m, chi, qbar, chibar, qhat, mhat, chihat,
+// qbarhat, chibarhat) and back: warm starts, continuation.
+Eigen::VectorXd to_vector(const OrderParams& o);
+OrderParams order_from_vector(const Eigen::VectorXd& x);
+
 // Validates p (InvalidParams naming the field) and solves. Non-convergence is reported in
-// Solution::status / residual_norm (never as numbers to trust: callers check converged()).
+// Solution::status / residual_norm (never as numbers to trust: callers check converged());
+// a numerical failure inside (quadrature, bracketing) is status NumericalFailure with the
+// message, not an exception.
 Solution solve(const Params& p, const SolveOptions& options = {});
 
 // Phase structure (section 9).
 Regime regime(const Params& p);
-double critical_rho(const Params& p);  // rho = kappa (capped at 1: no transition if kappa >= 1)
+double critical_rho(const Params& p);  // rho_c = kappa; inside (0, 1] only when kappa <= 1
+bool has_transition(const Params& p);   // kappa < 1: the boundary rho = kappa is reachable
+double interpolation_tau();            // tau = 1: N = D^2, the ridgeless interpolation threshold
 double atom_mass(const Params& p);     // MP atom inside span(A): max(0, 1 - kappa/rho)
 
 }  // namespace icl::lowrank

@@ -1,0 +1,53 @@
+// icl solve: one theory solve, printing the three errors (and with --json everything).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/theory_output.hpp"
+#include "theory/lowrank.hpp"
+
+namespace icl::cli {
+
+void register_solve(CLI::App& app) {
+  struct Options {
+    ParamFlags flags;
+    std::string method = "saddle";
+    bool json = false;
+    std::string out;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("solve", "Solve the replica theory at one point: TM/IDG/ODG errors");
+  opt->flags.add_to(*cmd);
+  cmd->add_option("--method", opt->method, "saddle (full saddle point, GSL quadrature) | "
+                  "reduced (closed form) | letey (deterministic equivalent, ridgeless)")
+      ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
+  cmd->add_flag("--json", opt->json, "print one JSON object");
+  cmd->add_option("--out", opt->out, "write the JSON to this file (atomically) instead of stdout");
+  cmd->callback([opt] {
+    const lowrank::Params p = opt->flags.resolve();
+    lowrank::SolveOptions so;
+    so.method = lowrank::method_from_string(opt->method);
+    lowrank::Solution s;
+    try {
+      s = lowrank::solve(p, so);
+    } catch (const InvalidParams& e) {
+      throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
+    }
+    if (!s.converged()) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s solve did not converge: residual norm %.3g (%s)",
+                    lowrank::to_string(s.method), s.residual_norm, s.message.c_str());
+      throw ExitError(kExitNotConverged, buf);
+    }
+    if (opt->json || !opt->out.empty()) {
+      emit_json(solution_to_json(s), opt->out);
+      return;
+    }
+    std::cout << solution_to_text(s);
+  });
+}
+
+}  // namespace icl::cli

@@ -1,0 +1,115 @@
+#include "cli/theory_output.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "cli/common.hpp"
+
+namespace icl::cli {
+namespace {
+
+nlohmann::json components(const lowrank::Components& c) {
+  return {{"algo", c.algo}, {"mem", c.mem}, {"struct", c.structural}};
+}
+
+// The order parameters with their names, in the documented order.
+std::vector<std::pair<const char*, double>> order_fields(const lowrank::OrderParams& o) {
+  return {{"q", o.q},         {"m", o.m},           {"chi", o.chi},         {"qbar", o.qbar},
+          {"chibar", o.chibar}, {"mbar", o.mbar},   {"m0", o.m0},           {"q0", o.q0},
+          {"qhat", o.qhat},   {"mhat", o.mhat},     {"chihat", o.chihat},   {"qbarhat", o.qbarhat},
+          {"chibarhat", o.chibarhat}};
+}
+
+bool ridgeless_only(const char* name) {
+  // Letey/Lu is ridgeless: the conjugates vanish and chi, chibar diverge as lambda -> 0+ below
+  // the interpolation threshold; they are not reported for that method.
+  const std::string n = name;
+  return n == "chi" || n == "chibar" || n == "qhat" || n == "mhat" || n == "chihat" ||
+         n == "qbarhat" || n == "chibarhat";
+}
+
+}  // namespace
+
+nlohmann::json solution_to_json(const lowrank::Solution& s) {
+  nlohmann::json order = nlohmann::json::object();
+  for (const auto& [name, v] : order_fields(s.order)) {
+    if (s.method == lowrank::Method::Letey && ridgeless_only(name)) continue;
+    order[name] = v;
+  }
+  return {{"params", params_to_json(s.params)},
+          {"method", lowrank::to_string(s.method)},
+          {"converged", s.converged()},
+          {"residual_norm", s.residual_norm},
+          {"iterations", s.iterations},
+          {"order", order},
+          {"error", {{"tm", s.error.tm}, {"idg", s.error.idg}, {"odg", s.error.odg}}},
+          {"decomposition",
+           {{"tm", components(s.decomposition.tm)},
+            {"idg", components(s.decomposition.idg)},
+            {"odg", components(s.decomposition.odg)}}},
+          {"regime", lowrank::to_string(s.regime)},
+          {"effective_ridge", -s.z},
+          {"z", s.z},
+          {"e", s.e},
+          {"nu", s.nu}};
+}
+
+std::string solution_to_text(const lowrank::Solution& s) {
+  std::ostringstream os;
+  const auto& p = s.params;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "icl solve (%s): alpha %g  alpha_test %g  tau %g (gamma %g)  kappa %g  rho %g  "
+                "sigma %g  sigma_test %g  lambda %g\n",
+                lowrank::to_string(s.method), p.alpha, p.effective_alpha_test(), p.tau, p.gamma(),
+                p.kappa, p.rho, p.sigma, p.sigma_test, p.lambda);
+  os << buf;
+  std::snprintf(buf, sizeof buf, "converged (residual norm %.2e, %d iterations), regime %s\n",
+                s.residual_norm, s.iterations, lowrank::to_string(s.regime));
+  os << buf << "\n          error       algo        mem     struct\n";
+  auto line = [&](const char* name, double err, const lowrank::Components& c) {
+    std::snprintf(buf, sizeof buf, "%-5s %10.6f %10.6f %10.6f %10.6f\n", name, err, c.algo, c.mem,
+                  c.structural);
+    os << buf;
+  };
+  line("TM", s.error.tm, s.decomposition.tm);
+  line("IDG", s.error.idg, s.decomposition.idg);
+  line("ODG", s.error.odg, s.decomposition.odg);
+  std::snprintf(buf, sizeof buf,
+                "\norder: m %.6g  q %.6g  mbar %.6g  qbar %.6g  m0 %.6g  q0 %.6g\n"
+                "effective ridge -z = %.6g  (nu = %.6g)\n",
+                s.order.m, s.order.q, s.order.mbar, s.order.qbar, s.order.m0, s.order.q0, -s.z,
+                s.nu);
+  os << buf;
+  return os.str();
+}
+
+std::vector<std::string> solution_columns() {
+  std::vector<std::string> c = {"converged", "residual", "iterations", "tm", "idg", "odg",
+                                "tm_algo", "tm_mem", "tm_struct", "idg_algo", "idg_mem",
+                                "idg_struct", "odg_algo", "odg_mem", "odg_struct"};
+  for (const auto& [name, v] : order_fields({})) c.push_back(name);
+  c.push_back("z");
+  c.push_back("e");
+  return c;
+}
+
+std::vector<double> solution_row(const lowrank::Solution& s) {
+  const bool ok = s.converged();
+  const double nan = std::nan("");
+  auto val = [&](double v) { return ok ? v : nan; };
+  const auto& d = s.decomposition;
+  std::vector<double> r = {ok ? 1.0 : 0.0, s.residual_norm, static_cast<double>(s.iterations),
+                           val(s.error.tm), val(s.error.idg), val(s.error.odg),
+                           val(d.tm.algo), val(d.tm.mem), val(d.tm.structural),
+                           val(d.idg.algo), val(d.idg.mem), val(d.idg.structural),
+                           val(d.odg.algo), val(d.odg.mem), val(d.odg.structural)};
+  for (const auto& [name, v] : order_fields(s.order))
+    r.push_back(s.method == lowrank::Method::Letey && ridgeless_only(name) ? nan : val(v));
+  r.push_back(val(s.z));
+  r.push_back(val(s.e));
+  return r;
+}
+
+}  // namespace icl::cli

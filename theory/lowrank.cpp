@@ -1,0 +1,465 @@
+// Solvers of the low-rank replica theory (spec lowrank.md sections 4-9).
+//
+// Notation: x = (q, m, chi, qbar, chibar, qh, mh, chih, qbarh, chibarh) are the ten unknowns of
+// the replica-symmetric saddle point; R_{k,j} = (1/D) tr S^k (S - z)^{-j} and
+// T_{k,j} = (1/D) tr Sigma S^k (S - z)^{-j} come from theory/spectral_model.hpp.
+#include "theory/lowrank.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <ceres/jet.h>
+
+#include "numerics/error.hpp"
+#include "theory/spectral_model.hpp"
+
+namespace icl::lowrank {
+
+using numerics::MomentMethod;
+using numerics::SolveStatus;
+
+const char* to_string(Method m) {
+  switch (m) {
+    case Method::Saddle: return "saddle";
+    case Method::Reduced: return "reduced";
+    case Method::Letey: return "letey";
+  }
+  return "?";
+}
+
+Method method_from_string(const std::string& s) {
+  if (s == "saddle") return Method::Saddle;
+  if (s == "reduced") return Method::Reduced;
+  if (s == "letey") return Method::Letey;
+  throw InvalidParams("method", "must be saddle, reduced or letey (got '" + s + "')");
+}
+
+const char* to_string(Regime r) {
+  switch (r) {
+    case Regime::TaskRich: return "task-rich";
+    case Regime::TaskPoor: return "task-poor";
+    case Regime::Boundary: return "boundary";
+  }
+  return "?";
+}
+
+Regime regime(const Params& p) {
+  p.validate();
+  // rank S inside span(A) is min(r, M0): full when rho < kappa (section 9).
+  const double tol = 1e-12 * std::max(p.rho, p.kappa);
+  if (std::abs(p.rho - p.kappa) <= tol) return Regime::Boundary;
+  return p.rho < p.kappa ? Regime::TaskRich : Regime::TaskPoor;
+}
+
+double critical_rho(const Params& p) {
+  p.validate();
+  return p.kappa;
+}
+
+bool has_transition(const Params& p) {
+  p.validate();
+  return p.kappa < 1.0;
+}
+
+double interpolation_tau() { return 1.0; }
+
+double atom_mass(const Params& p) {
+  p.validate();
+  return std::max(0.0, 1.0 - p.kappa / p.rho);
+}
+
+namespace {
+
+constexpr int kN = 10;
+enum Index { Q, M, CHI, QBAR, CHIBAR, QH, MH, CHIH, QBARH, CHIBARH };
+
+// The spectral values the residual uses, and their z-derivatives (dR_{k,j}/dz = j R_{k,j+1}).
+struct SpectralInputs {
+  double R32, R22, R12, R02, R21, R11, R01;
+  double dR32, dR22, dR12, dR02, dR21, dR11, dR01;
+};
+
+SpectralInputs inputs_from(const SpectralValues& v) {
+  const auto& R = v.R;
+  return {R(3, 2), R(2, 2), R(1, 2), R(0, 2), R(2, 1), R(1, 1), R(0, 1),
+          2 * R(3, 3), 2 * R(2, 3), 2 * R(1, 3), 2 * R(0, 3), R(2, 2), R(1, 2), R(0, 2)};
+}
+
+// Residual F(x) = x - Phi(x) of the section-4 map, written once for doubles and for Jets (the
+// Jacobian is exact: the spectral values enter as Jets carrying dR/dz * dz/dx).
+template <typename T>
+void saddle_residual(const Params& p, const T* x, const T& z, const T spec[7], T* F) {
+  const double K = p.tau / p.kappa;
+  const double nu = p.nu();
+  const double s2 = 1.0 + p.sigma * p.sigma;
+  const T& R32 = spec[0]; const T& R22 = spec[1]; const T& R12 = spec[2]; const T& R02 = spec[3];
+  const T& R21 = spec[4]; const T& R11 = spec[5]; const T& R01 = spec[6];
+  (void)z;
+  const T qh2 = x[QH] * x[QH];
+  const T A = x[MH] * x[MH] / qh2;           // mh^2 / qh^2
+  const T B = x[CHIH] / (p.kappa * qh2);     // (chih / kappa) / qh^2
+  const T C = x[CHIBARH] / (p.kappa * qh2);  // (chibarh / kappa) / qh^2
+  const T Delta = 1.0 + x[CHI] + nu * x[CHIBAR];
+  const T Etr = s2 - 2.0 * x[M] + x[Q] + nu * x[QBAR];
+  F[Q] = x[Q] - (A * R32 + B * R22 + C * R12);
+  F[M] = x[M] - (x[MH] / x[QH]) * R21;
+  F[CHI] = x[CHI] - R11 / (p.kappa * x[QH]);
+  F[QBAR] = x[QBAR] - (A * R22 + B * R12 + C * R02);
+  F[CHIBAR] = x[CHIBAR] - R01 / (p.kappa * x[QH]);
+  F[QH] = x[QH] - K / Delta;
+  F[MH] = x[MH] - K / Delta;
+  F[CHIH] = x[CHIH] - K * Etr / (Delta * Delta);
+  F[QBARH] = x[QBARH] - nu * x[QH];
+  F[CHIBARH] = x[CHIBARH] - nu * x[CHIH];
+}
+
+double z_of(const Params& p, double qh, double qbarh) { return -(p.lambda + qbarh) / qh; }
+
+// Observables (errors, decomposition, m0, q0, mbar) from the order parameters and the spectral
+// values at z (sections 2 and 7). Gamma's second moments carry the coefficients
+//   A = mh^2/qh^2 (algorithmic part), B = chih/(kappa qh^2) (memorization), C = chibarh/(kappa qh^2)
+// (structural); the decomposition splits q (TM), q0 (IDG), qbar (ODG) and the test-context term
+// v qbar into these three pieces. o.q, o.m, o.qbar must be set; the errors use them.
+struct Coefficients {
+  double A, B, C, ratio;  // ratio = mh/qh
+};
+
+Coefficients coefficients_of(const Params& p, const OrderParams& o) {
+  const double qh2 = o.qhat * o.qhat;
+  return {o.mhat * o.mhat / qh2, o.chihat / (p.kappa * qh2), o.chibarhat / (p.kappa * qh2),
+          o.mhat / o.qhat};
+}
+
+void fill_observables(const Params& p, const SpectralValues& v, const Coefficients& k,
+                      Solution& s) {
+  const auto& R = v.R;
+  const auto& Tm = v.T;
+  OrderParams& o = s.order;
+  o.mbar = k.ratio * R(1, 1);
+  o.m0 = k.ratio * Tm(1, 1);
+  o.q0 = k.A * Tm(2, 2) + k.B * Tm(1, 2) + k.C * Tm(0, 2);
+  const double st2 = p.sigma_test * p.sigma_test;
+  const double vt = (1.0 + st2) / p.effective_alpha_test();
+  // Test-context term v qbar, split the same way.
+  const Components ctx{vt * k.A * R(2, 2), vt * k.B * R(1, 2), vt * k.C * R(0, 2)};
+  auto protocol = [&](double m_P, double a, double b, double c) {
+    // a, b, c: the algorithmic, memorization and structural pieces of the protocol's q.
+    return Components{st2 + 1.0 - 2.0 * m_P + a + ctx.algo, b + ctx.mem, c + ctx.structural};
+  };
+  s.decomposition.tm = protocol(o.m, k.A * R(3, 2), k.B * R(2, 2), k.C * R(1, 2));
+  s.decomposition.idg = protocol(o.m0, k.A * Tm(2, 2), k.B * Tm(1, 2), k.C * Tm(0, 2));
+  s.decomposition.odg = protocol(o.mbar, k.A * R(2, 2), k.B * R(1, 2), k.C * R(0, 2));
+  // Errors from the order parameters themselves (section 2).
+  s.error.tm = st2 + 1.0 - 2.0 * o.m + o.q + vt * o.qbar;
+  s.error.idg = st2 + 1.0 - 2.0 * o.m0 + o.q0 + vt * o.qbar;
+  s.error.odg = st2 + 1.0 - 2.0 * o.mbar + o.qbar + vt * o.qbar;
+  s.z = v.z;
+  s.nu = p.nu();
+  s.e = k.B;
+  s.regime = regime(p);
+}
+
+// Section 5: the scalar reduction. xi = lambda / qh solves
+//   Phi(xi) = tau - 1 + xi g(-xi - nu) - kappa lambda / xi = 0,
+// increasing in xi (from -inf to tau), so the root is unique; lambda = 0, tau > 1 gives xi = 0.
+double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method) {
+  const double nu = p.nu();
+  auto g = [&](double z) {
+    return method == MomentMethod::Exact
+               ? model.spectrum_of_S().stieltjes(z)
+               : numerics::resolvent_moment_quadrature(model.spectrum_of_S(), z, 0, 1);
+  };
+  if (p.lambda == 0) {
+    if (p.tau > 1) return 0.0;
+    // Ridgeless interpolation branch (tau <= 1): xi g(-xi - nu) = 1 - tau (Letey/Lu's xi).
+    if (p.tau == 1) return 0.0;
+  }
+  auto phi = [&](double xi) { return p.tau - 1.0 + xi * g(-xi - nu) - p.kappa * p.lambda / xi; };
+  numerics::ScalarRootOptions opt;
+  opt.hard_lo = 1e-300;
+  opt.hard_hi = 1e300;
+  const double guess = std::max(1e-8, p.lambda);
+  return numerics::bracketed_root(phi, guess / 2, guess * 2, opt).x;
+}
+
+// The reduced solution at xi = lambda/qh (section 5): with mh = qh the spectral argument is
+// z = -xi - nu and Gamma's coefficients are A = 1, B = e, C = e nu with
+//   e = (s2 - 2m + a + nu b) / (tau - B),  B = b + 2 nu c_ + nu^2 g'.
+// Everything here is finite also in the ridgeless limit lambda -> 0+ at fixed xi (tau < 1),
+// where qh = lambda/xi -> 0; the conjugates are filled by the caller when qh > 0.
+Solution reduced_observables(const Params& p, const SpectralModel& model, MomentMethod method,
+                             double xi) {
+  const double nu = p.nu();
+  const double s2 = 1.0 + p.sigma * p.sigma;
+  const SpectralValues v = model.at(-xi - nu, method);
+  const auto& R = v.R;
+  const double Bden = R(2, 2) + 2 * nu * R(1, 2) + nu * nu * R(0, 2);
+  const double e = (s2 - 2 * R(2, 1) + R(3, 2) + nu * R(2, 2)) / (p.tau - Bden);
+  Solution s;
+  s.params = p;
+  OrderParams& o = s.order;
+  o.m = R(2, 1);
+  o.q = R(3, 2) + e * (R(2, 2) + nu * R(1, 2));
+  o.qbar = R(2, 2) + e * (R(1, 2) + nu * R(0, 2));
+  fill_observables(p, v, Coefficients{1.0, e, e * nu, 1.0}, s);
+  return s;
+}
+
+// ... plus the conjugates and responses (qh > 0): mh = qh, qbarh = nu qh, chih = e kappa qh^2,
+// chibarh = nu chih, chi = (1/D) tr S (S-z)^{-1} / (kappa qh), chibar = g / (kappa qh).
+Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMethod method,
+                          double xi) {
+  Solution s = reduced_observables(p, model, method, xi);
+  const double nu = p.nu();
+  const double qh = p.lambda > 0 ? p.lambda / xi : (p.tau - 1.0) / p.kappa;
+  const SpectralValues v = model.at(-xi - nu, method);
+  OrderParams& o = s.order;
+  o.qhat = o.mhat = qh;
+  o.qbarhat = nu * qh;
+  o.chihat = s.e * p.kappa * qh * qh;
+  o.chibarhat = nu * o.chihat;
+  o.chi = v.R(1, 1) / (p.kappa * qh);
+  o.chibar = v.R(0, 1) / (p.kappa * qh);
+  return s;
+}
+
+// Section 4 as a residual system for Ceres with the exact Jacobian.
+numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& model,
+                                       MomentMethod method) {
+  numerics::ResidualSystem sys;
+  sys.size = kN;
+  sys.names = {"q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "qbarhat", "chibarhat"};
+  // z must stay below the spectrum of S (strictly: the resolvent is singular there).
+  auto z_ok = [&model](double qh, double z) {
+    return qh > 0 && std::isfinite(z) && z < model.lower_edge();
+  };
+  sys.jacobian = [p, &model, method, z_ok](const Eigen::VectorXd& x, Eigen::VectorXd& F,
+                                           Eigen::MatrixXd& J) {
+    using Jet = ceres::Jet<double, kN>;
+    const double z = z_of(p, x[QH], x[QBARH]);
+    if (!z_ok(x[QH], z)) return false;
+    const SpectralInputs in = inputs_from(model.at(z, method));
+    Jet xj[kN];
+    for (int i = 0; i < kN; ++i) xj[i] = Jet(x[i], i);
+    const Jet zj = -(p.lambda + xj[QBARH]) / xj[QH];
+    const double vals[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
+    const double ders[7] = {in.dR32, in.dR22, in.dR12, in.dR02, in.dR21, in.dR11, in.dR01};
+    Jet spec[7];
+    for (int k = 0; k < 7; ++k) spec[k] = Jet(vals[k]) + ders[k] * (zj - Jet(z));
+    Jet Fj[kN];
+    saddle_residual(p, xj, zj, spec, Fj);
+    F.resize(kN);
+    J.resize(kN, kN);
+    for (int i = 0; i < kN; ++i) {
+      F[i] = Fj[i].a;
+      J.row(i) = Fj[i].v.transpose();
+    }
+    return F.allFinite() && J.allFinite();
+  };
+  sys.residual = [p, &model, method, z_ok](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
+    const double z = z_of(p, x[QH], x[QBARH]);
+    if (!z_ok(x[QH], z)) return false;
+    const SpectralInputs in = inputs_from(model.at(z, method));
+    const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
+    F.resize(kN);
+    saddle_residual(p, x.data(), z, spec, F.data());
+    return F.allFinite();
+  };
+  return sys;
+}
+
+// The authors' damped iteration of the section-4 map (fallback start when Ceres fails from
+// the reduced solution, and an independent route to the same fixed point).
+numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& model,
+                                       MomentMethod method, const Eigen::VectorXd& x0) {
+  const auto sys = saddle_system(p, model, method);
+  numerics::FixedPointOptions fo;
+  fo.damping = 0.5;
+  fo.tolerance = 1e-12;
+  fo.max_iterations = 20000;
+  return numerics::damped_fixed_point(
+      [&sys](const Eigen::VectorXd& x, Eigen::VectorXd& Gx) {
+        Eigen::VectorXd F;
+        if (!sys.residual(x, F)) return false;
+        Gx = x - F;  // F = x - Phi(x)
+        return true;
+      },
+      x0, fo);
+}
+
+Solution solve_saddle(const Params& p, const SolveOptions& opt) {
+  p.validate_for_saddle_point();
+  const SpectralModel model(p);
+  const MomentMethod method = opt.moments;
+  Eigen::VectorXd x0;
+  if (opt.start) {
+    x0 = to_vector(*opt.start);
+  } else {
+    // Robust start: the reduced solution with closed-form spectral functions.
+    x0 = to_vector(reduced_solution(p, model, MomentMethod::Exact,
+                               solve_xi(p, model, MomentMethod::Exact))
+                  .order);
+  }
+  const auto sys = saddle_system(p, model, method);
+  numerics::SolveResult r = numerics::solve_residual_system(sys, x0, opt.solver);
+  if (!r.converged()) {
+    // Fall back on the damped iteration from all-ones (the authors' start), then polish.
+    numerics::SolveResult it = damped_iteration(p, model, method, Eigen::VectorXd::Ones(kN));
+    if (it.x.size() == kN && it.x.allFinite()) {
+      numerics::SolveResult polished = numerics::solve_residual_system(sys, it.x, opt.solver);
+      polished.iterations += it.iterations + r.iterations;
+      if (polished.converged() || polished.residual_norm < r.residual_norm) r = polished;
+    }
+  }
+  Solution s;
+  s.params = p;
+  s.method = Method::Saddle;
+  s.status = r.status;
+  s.residual_norm = r.residual_norm;
+  s.iterations = r.iterations;
+  s.message = r.message;
+  if (r.x.size() == kN) {
+    s.order = order_from_vector(r.x);
+    const double z = z_of(p, s.order.qhat, s.order.qbarhat);
+    if (s.order.qhat > 0 && z < model.lower_edge())
+      fill_observables(p, model.at(z, method), coefficients_of(p, s.order), s);
+  }
+  return s;
+}
+
+Solution solve_reduced(const Params& p, const SolveOptions& opt) {
+  p.validate_for_saddle_point();
+  const SpectralModel model(p);
+  // The fast path: closed-form spectral functions.
+  const MomentMethod method = MomentMethod::Exact;
+  const double xi = solve_xi(p, model, method);
+  Solution s = reduced_solution(p, model, method, xi);
+  s.method = Method::Reduced;
+  // Honest check: the reduced solution must be a root of the full saddle-point map.
+  const auto sys = saddle_system(p, model, method);
+  Eigen::VectorXd F;
+  if (sys.residual(to_vector(s.order), F)) {
+    s.residual_norm = F.norm();
+    s.status = s.residual_norm <= opt.solver.residual_tolerance ? SolveStatus::Converged
+                                                               : SolveStatus::NotConverged;
+    s.message = "reduced closed form; residual of the full saddle-point map";
+  } else {
+    s.status = SolveStatus::NumericalFailure;
+    s.residual_norm = std::numeric_limits<double>::infinity();
+    s.message = "reduced solution outside the domain of the saddle-point map";
+  }
+  return s;
+}
+
+// Section 6: Letey/Lu deterministic equivalent, ridgeless. Written from the spec's formulas with
+// the population spectrum of the train covariance C_tr = (1/rho) P_A, independently of the
+// replica code above (only g(-nu) and g'(-nu) of S are shared).
+Solution solve_letey(const Params& p, const SolveOptions& opt) {
+  p.validate();
+  if (p.tau == 1)
+    throw InvalidParams("tau", "the ridgeless error diverges at the interpolation threshold "
+                               "tau = 1 (use lambda > 0 with --method saddle)");
+  if (p.lambda != 0)
+    throw InvalidParams("lambda", "the Letey/Lu deterministic equivalent is ridgeless: it needs "
+                                  "lambda = 0 (use --method saddle for lambda > 0)");
+  const SpectralModel model(p);
+  const auto& S = model.spectrum_of_S();
+  const double nu0 = (1.0 + p.sigma * p.sigma) / p.alpha;  // tr C_tr / D = 1
+  const double s2 = p.sigma * p.sigma;
+  double xi = 0;
+  if (p.tau < 1) {
+    auto f = [&](double x) { return x * S.stieltjes(-(x + nu0)) - (1.0 - p.tau); };
+    numerics::ScalarRootOptions ro;
+    ro.hard_lo = 0;
+    ro.hard_hi = 1e300;
+    xi = numerics::bracketed_root(f, 1e-3, 1.0, ro).x;
+  }
+  const double nu = nu0 + xi;
+  const double Mv = S.stieltjes(-nu);
+  const double Mp = -S.stieltjes_derivative(-nu, 1);  // dM/dnu = -g'(-nu)
+  const double ak = 1.0 - (1.0 - nu * Mv) / p.kappa;
+  const double e = (s2 + nu - nu * nu * Mv - xi * (1.0 - 2 * nu * Mv - nu * nu * Mp)) /
+                   (p.tau - (1.0 - 2 * xi * Mv - xi * xi * Mp));
+  // Population spectrum of C_tr: eigenvalue 1/rho on a fraction rho, 0 on 1 - rho.
+  struct Eig { double t, w; };
+  std::vector<Eig> pop{{1.0 / p.rho, p.rho}};
+  if (p.rho < 1) pop.push_back({0.0, 1.0 - p.rho});
+  const double st2 = p.sigma_test * p.sigma_test;
+  const double at = p.effective_alpha_test();
+  auto error = [&](bool idg) {
+    double trF = 0, trF2 = 0, trC = 0;
+    for (const auto& ev : pop) {
+      const double cte = idg ? ev.t : 1.0;  // C_te eigenvalue in the same basis
+      const double f = 1.0 / (ak * ev.t + nu);
+      trF += ev.w * cte * f;
+      trF2 += ev.w * cte * f * f * ((Mv + nu * Mp) / p.kappa * ev.t + 1.0);
+      trC += ev.w * cte;
+    }
+    const double r_te = trC + st2;
+    return st2 + (r_te / at) * (1.0 + (e - 2 * nu) * Mv + (xi * e - nu * nu) * Mp) + e * trF -
+           (e * xi - nu * nu) * trF2;
+  };
+  Solution s;
+  s.params = p;
+  s.method = Method::Letey;
+  s.error.idg = error(true);
+  s.error.odg = error(false);
+  // TM (and the order parameters and decomposition) are not part of the Letey/Lu formula. They
+  // come from the ridgeless limit of the reduced replica solution at the same xi (section 5 with
+  // xi = lambda/qh fixed as lambda -> 0+; derived here, and checked in the tests against replica
+  // solutions at small lambda). Conjugates vanish in that limit (qh -> 0 when tau < 1) and the
+  // responses chi, chibar diverge; they are left at 0 and not reported by the CLI for Letey.
+  Params ridgeless = p;
+  ridgeless.lambda = 0;
+  const Solution r = reduced_observables(ridgeless, model, MomentMethod::Exact, xi);
+  s.order = r.order;
+  s.decomposition = r.decomposition;
+  s.error.tm = r.error.tm;
+  s.z = -nu;
+  s.nu = nu0;
+  s.e = e;
+  s.regime = regime(p);
+  s.status = SolveStatus::Converged;
+  s.residual_norm = 0;
+  s.message = p.tau < 1 ? "ridgeless interpolation branch (xi > 0)" : "ridgeless, tau > 1";
+  (void)opt;
+  return s;
+}
+
+}  // namespace
+
+Eigen::VectorXd to_vector(const OrderParams& o) {
+  Eigen::VectorXd x(kN);
+  x << o.q, o.m, o.chi, o.qbar, o.chibar, o.qhat, o.mhat, o.chihat, o.qbarhat, o.chibarhat;
+  return x;
+}
+
+OrderParams order_from_vector(const Eigen::VectorXd& x) {
+  OrderParams o;
+  o.q = x[Q]; o.m = x[M]; o.chi = x[CHI]; o.qbar = x[QBAR]; o.chibar = x[CHIBAR];
+  o.qhat = x[QH]; o.mhat = x[MH]; o.chihat = x[CHIH]; o.qbarhat = x[QBARH];
+  o.chibarhat = x[CHIBARH];
+  return o;
+}
+
+Solution solve(const Params& p, const SolveOptions& options) {
+  try {
+    switch (options.method) {
+      case Method::Saddle: return solve_saddle(p, options);
+      case Method::Reduced: return solve_reduced(p, options);
+      case Method::Letey: return solve_letey(p, options);
+    }
+  } catch (const NumericalError& e) {
+    Solution s;
+    s.params = p;
+    s.method = options.method;
+    s.status = SolveStatus::NumericalFailure;
+    s.residual_norm = std::numeric_limits<double>::infinity();
+    s.message = e.what();
+    return s;
+  }
+  throw InvalidParams("method", "unknown method");
+}
+
+}  // namespace icl::lowrank

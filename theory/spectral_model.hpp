@@ -1,0 +1,38 @@
+// The spectral side of the replica theory: the empirical task covariance S = (1/M0) sum w w^T
+// and the population (test) task covariance Sigma, reduced to the traces the saddle point needs.
+//   R_{k,j}(z) = (1/D) tr S^k (S - z)^{-j}          (TM, ODG, training)
+//   T_{k,j}(z) = (1/D) tr Sigma S^k (S - z)^{-j}    (IDG: fresh tasks w ~ N(0, Sigma))
+// For the paper's low-rank tasks Sigma = (1/rho) P_A, S lives in span(A), and
+// T_{k,j} = (1/r) tr_A S_A^k (S_A - z)^{-j}: moments of the in-subspace Marchenko-Pastur law
+// MP(ratio rho/kappa, scale 1/rho) (spec lowrank.md section 3).
+#pragma once
+#include <memory>
+
+#include "numerics/spectral_integral.hpp"
+#include "theory/params.hpp"
+
+namespace icl::lowrank {
+
+struct SpectralValues {
+  double z = 0;
+  numerics::ResolventMoments R;  // spectrum of S (atoms at 0 included)
+  numerics::ResolventMoments T;  // Sigma-weighted
+};
+
+class SpectralModel {
+ public:
+  explicit SpectralModel(const Params& p);
+  // All R_{k,j}, T_{k,j} (k <= 3, j <= 4) at real z below the spectrum of S.
+  SpectralValues at(double z, numerics::MomentMethod method) const;
+  // Highest z allowed: the lowest point of the spectrum of S (0 when S has null directions).
+  double lower_edge() const { return lower_edge_; }
+  const numerics::SpectralMeasure& spectrum_of_S() const { return *S_; }
+  const numerics::SpectralMeasure& in_subspace() const { return *S_A_; }
+
+ private:
+  std::shared_ptr<const numerics::SpectralMeasure> S_A_;  // spectrum of S restricted to span(A)
+  std::shared_ptr<const numerics::SpectralMeasure> S_;    // full spectrum of S
+  double lower_edge_ = 0;
+};
+
+}  // namespace icl::lowrank

@@ -1,0 +1,144 @@
+#include "theory/sweep.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "numerics/continuation.hpp"
+#include "numerics/error.hpp"
+
+namespace icl::lowrank {
+namespace {
+
+Params at(const Params& base, const std::string& name, double value) {
+  Params p = base;
+  p.set(name, value);
+  return p;
+}
+
+void validate_point(const Params& p, Method method, const std::string& where) {
+  try {
+    if (method == Method::Letey) p.validate();
+    else p.validate_for_saddle_point();
+  } catch (const InvalidParams& e) {
+    throw InvalidParams(e.field(), std::string(e.what()) + " (at " + where + ")");
+  }
+}
+
+std::string describe(const std::string& name, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s = %.17g", name.c_str(), v);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<double> linspace(double start, double stop, int count) {
+  if (count < 1) throw InvalidParams("count", "must be >= 1");
+  std::vector<double> v(count);
+  for (int i = 0; i < count; ++i)
+    v[i] = count == 1 ? start : start + (stop - start) * i / (count - 1);
+  return v;
+}
+
+std::vector<double> logspace(double start, double stop, int count) {
+  if (!(start > 0 && stop > 0)) throw InvalidParams("start", "a log grid needs start, stop > 0");
+  std::vector<double> v = linspace(std::log(start), std::log(stop), count);
+  for (double& x : v) x = std::exp(x);
+  if (count > 1) v.back() = stop;
+  v.front() = start;
+  return v;
+}
+
+std::vector<Solution> sweep(const Params& base, const std::string& name,
+                            const std::vector<double>& values, const SweepOptions& options) {
+  base.get(name);  // unknown names throw
+  for (double v : values) validate_point(at(base, name, v), options.solve.method, describe(name, v));
+  std::vector<Solution> out;
+  out.reserve(values.size());
+  if (options.solve.method != Method::Saddle) {
+    for (double v : values) {
+      out.push_back(solve(at(base, name, v), options.solve));
+      if (options.on_progress) options.on_progress(out.size(), values.size());
+    }
+    return out;
+  }
+  // Saddle: continuation along the path, warm-started from the previous converged point; a
+  // failure is retried through intermediate points (step halving). The solutions are kept by
+  // parameter value so that each requested point reports its own Solution.
+  std::map<double, Solution> solved;
+  std::size_t done = 0;
+  const numerics::PathSolver path_solver = [&](double t, const Eigen::VectorXd& x0) {
+    SolveOptions so = options.solve;
+    if (x0.size() == 10) so.start = order_from_vector(x0);
+    Solution s = solve(at(base, name, t), so);
+    numerics::SolveResult r;
+    r.status = s.status;
+    r.x = to_vector(s.order);
+    r.residual_norm = s.residual_norm;
+    r.iterations = s.iterations;
+    r.message = s.message;
+    solved[t] = std::move(s);
+    return r;
+  };
+  numerics::ContinuationOptions co;
+  co.warm_start = options.warm_start;
+  co.max_halvings = options.max_halvings;
+  // Cold start: empty vector -> solve() starts from the reduced closed form.
+  const auto points = numerics::continuation(
+      values,
+      [&](double t, const Eigen::VectorXd& x0) {
+        auto r = path_solver(t, x0);
+        if (std::find(values.begin(), values.end(), t) != values.end() && options.on_progress)
+          options.on_progress(++done, values.size());
+        return r;
+      },
+      [](double) { return Eigen::VectorXd(); }, co);
+  for (const auto& pt : points) {
+    auto it = solved.find(pt.t);
+    if (it != solved.end()) out.push_back(it->second);
+    else out.push_back(Solution{});  // unreachable: every requested t was attempted
+  }
+  return out;
+}
+
+std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
+                                 const std::vector<double>& xs, const std::string& y_name,
+                                 const std::vector<double>& ys, const PhaseOptions& options) {
+  base.get(x_name);
+  base.get(y_name);
+  const std::size_t ny = ys.size(), total = xs.size() * ys.size();
+  for (double x : xs)
+    for (double y : ys)
+      validate_point(at(at(base, x_name, x), y_name, y), options.solve.method,
+                     describe(x_name, x) + ", " + describe(y_name, y));
+  std::vector<Solution> out(total);
+  // Points are independent (each starts from its own reduced closed form), so the result does
+  // not depend on the number of threads or the order of work.
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex progress_mutex;
+  auto worker = [&] {
+    for (std::size_t k; (k = next.fetch_add(1)) < total;) {
+      const Params p = at(at(base, x_name, xs[k / ny]), y_name, ys[k % ny]);
+      out[k] = solve(p, options.solve);
+      const std::size_t d = ++done;
+      if (options.on_progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        options.on_progress(d, total);
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+}  // namespace icl::lowrank

@@ -1,0 +1,38 @@
+// Sweeps along one parameter (warm starts and continuation) and two-parameter phase grids.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "theory/lowrank.hpp"
+
+namespace icl::lowrank {
+
+struct SweepOptions {
+  SolveOptions solve;       // method, moments, solver tolerances
+  bool warm_start = true;   // Saddle: start each point from the previous converged one
+  int max_halvings = 6;     // Saddle: continuation step halving on failure
+  // Called after each point (done, total) for progress reports; may be empty.
+  std::function<void(std::size_t, std::size_t)> on_progress;
+};
+
+// One Solution per value (never skipped; failed points keep their status and residual).
+// Every point is validated first: an invalid point throws InvalidParams naming it.
+std::vector<Solution> sweep(const Params& base, const std::string& name,
+                            const std::vector<double>& values, const SweepOptions& options = {});
+
+struct PhaseOptions {
+  SolveOptions solve;
+  int threads = 0;  // 0 = hardware concurrency; results do not depend on it
+  std::function<void(std::size_t, std::size_t)> on_progress;
+};
+
+// Grid over (x_name, y_name): result[i * ny + j] solves at x = xs[i], y = ys[j].
+std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
+                                 const std::vector<double>& xs, const std::string& y_name,
+                                 const std::vector<double>& ys, const PhaseOptions& options = {});
+
+// Helpers for grids: `count` points from start to stop, linear or geometric.
+std::vector<double> linspace(double start, double stop, int count);
+std::vector<double> logspace(double start, double stop, int count);  // start, stop > 0
+
+}  // namespace icl::lowrank
