@@ -5,6 +5,7 @@
 // below the support, m ~ -1/z at infinity). Derivatives: d^n m / dz^n = n! \int dmu(x) (x - z)^{-(n+1)}.
 #pragma once
 #include <complex>
+#include <cstddef>
 #include <memory>
 #include <vector>
 
@@ -40,6 +41,19 @@ class SpectralMeasure {
   // Stieltjes transform off the real axis (Im z > 0), exact or root-solved.
   virtual std::complex<double> stieltjes(std::complex<double> z) const = 0;
 
+  // Quadrature support (added): on support interval i = [lo, hi] the density is written as
+  // (x - lo)^alpha (hi - x)^{1/2} g(x) with g smooth up to both edges. alpha = +1/2 for a
+  // square-root edge, -1/2 for a hard edge at 0 (e.g. Marchenko-Pastur with ratio 1).
+  virtual double lower_edge_exponent(std::size_t interval) const;
+  // g(x) above, finite at the edges themselves. The default divides density() by the weight
+  // (nudging x off the edges); implementations override it with a cancellation-free form.
+  virtual double density_over_weight(double x, std::size_t interval) const;
+
+  // (added) n-th derivative of the Stieltjes transform of the continuous part alone (atoms
+  // excluded), same domain as stieltjes_derivative. The default subtracts the atoms, which
+  // cancels when z is close to an atom; implementations override it with exact forms.
+  virtual double continuous_stieltjes_derivative(double z, int n) const;
+
   double stieltjes(double z) const { return stieltjes_derivative(z, 0); }
   // Lowest point of the measure (lowest atom or lowest support edge).
   double lower_edge() const;
@@ -62,6 +76,9 @@ class MarchenkoPastur final : public SpectralMeasure {
   double stieltjes_derivative(double z, int n) const override;
   std::complex<double> stieltjes(std::complex<double> z) const override;
   using SpectralMeasure::stieltjes;
+  double lower_edge_exponent(std::size_t interval) const override;
+  double density_over_weight(double x, std::size_t interval) const override;
+  double continuous_stieltjes_derivative(double z, int n) const override;
 
  private:
   double ratio_, scale_;
@@ -86,12 +103,28 @@ class GeneralizedMarchenkoPastur final : public SpectralMeasure {
   double stieltjes_derivative(double z, int n) const override;
   std::complex<double> stieltjes(std::complex<double> z) const override;
   using SpectralMeasure::stieltjes;
+  double lower_edge_exponent(std::size_t interval) const override;
+  double density_over_weight(double x, std::size_t interval) const override;
+
+  // Internal representation (v = -1/underline m): z = x(v) = v (1 + ratio sum_k w_k t_k / (v - t_k))
+  // over the nonzero population eigenvalues; support edges are x at the critical points of x(v).
+  struct Edge {
+    double v = 0.0;  // critical point of x(v)
+    double x = 0.0;  // edge position x(v)
+  };
 
  private:
   double ratio_;
   std::vector<Atom> population_;
   std::vector<Interval> support_;
   std::vector<Atom> atoms_;
+  std::vector<double> t_, w_;     // nonzero population eigenvalues (sorted) and their weights
+  double w0_ = 0.0;               // population weight at eigenvalue 0
+  std::vector<Edge> edges_;       // 2 per support interval (lower, upper)
+  bool hard_edge_ = false;        // ratio * (1 - w0) == 1: lower edge at 0 with x^{-1/2} density
+  double xv(double v) const;      // x(v)
+  // v = v_e + w solving x(v) - x(v_e) = xe_offset, by the cancellation-free form w^2 K(w).
+  std::complex<double> edge_local_root(const Edge& e, double offset) const;
 };
 
 // weight * base + extra point masses (total mass 1). E.g. the null directions of a low-rank
@@ -107,6 +140,9 @@ class PointMassMixture final : public SpectralMeasure {
   double stieltjes_derivative(double z, int n) const override;
   std::complex<double> stieltjes(std::complex<double> z) const override;
   using SpectralMeasure::stieltjes;
+  double lower_edge_exponent(std::size_t interval) const override;
+  double density_over_weight(double x, std::size_t interval) const override;
+  double continuous_stieltjes_derivative(double z, int n) const override;
 
  private:
   std::shared_ptr<const SpectralMeasure> base_;
