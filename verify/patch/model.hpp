@@ -1,0 +1,197 @@
+// Contextual blocks for the rank-1 patch study (spec patch.md sections 1-4).
+//
+// A sequence is a matrix with one token per COLUMN (dim x n). Layers:
+//   - multi-head softmax self-attention (causal or not) and linear attention:
+//       Q = W_Q Z + b_Q, K = W_K Z + b_K, V = W_V Z + b_V     (heads stacked in rows)
+//       S_h = K_h^T Q_h / sqrt(d_k)                            (key i, query j)
+//       softmax: P_h(:, j) = softmax over allowed keys of S_h(:, j)
+//       linear:  P_h(i, j) = S_h(i, j) / #allowed keys of j
+//       A(Z) = W_O [V_1 P_1; ...; V_H P_H] + b_O
+//   - Elman RNN: h_t = tanh(W_h h_{t-1} + W_x z_t + b), h_{-1} = 0, A(Z)_t = h_t
+//   - MLP  M(u) = W_K f(... f(W_1 u + b_1) ...) + b_K, f = GELU (x Phi(x)) or ReLU
+//   - LayerNorm  LN(z) = g * (z - mean(z)) / sqrt(var(z) + eps) + beta
+// Blocks:
+//   plain (no skips):     Y = M(A(Z))                    (spec: T_W(C, x) = M_W(A(C, x)))
+//   residual, no LN:      H = Z + A(Z),     Y = H + M(H)
+//   Pre-LN residual:      H = Z + A(LN1(Z)), Y = H + M(LN2(H))
+// Model: optional linear embedding (token -> width) and readout (width -> token), L blocks.
+// Everything is templated on the scalar (float, double); explicit instantiations in model.cpp.
+#pragma once
+#include <Eigen/Dense>
+#include <cstdint>
+#include <iosfwd>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace icl::patch {
+
+template <class S>
+using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
+template <class S>
+using Vec = Eigen::Matrix<S, Eigen::Dynamic, 1>;
+
+enum class LayerKind { Softmax, Linear, Rnn };
+enum class Activation { Gelu, Relu };
+
+std::string to_string(LayerKind k);
+std::string to_string(Activation a);
+LayerKind layer_kind_from_string(const std::string& s);  // throws std::invalid_argument
+Activation activation_from_string(const std::string& s);
+
+// Shape of a model. validate() throws std::invalid_argument naming the field.
+struct ModelConfig {
+  int token_dim = 3;       // d + 1 for in-context regression tokens (x, y)
+  bool embed = false;      // linear embedding token_dim -> width and readout width -> token_dim
+  int width = 3;           // model width (must equal token_dim when embed is false)
+  int layers = 1;          // number of blocks L
+  LayerKind kind = LayerKind::Softmax;
+  int heads = 8;           // attention heads
+  int head_dim = 4;        // size of each head
+  bool causal = true;      // causal mask (the query is last, so its output is the same either way)
+  int mlp_hidden = 128;    // hidden width of the MLP
+  int mlp_depth = 2;       // number of dense layers in the MLP (>= 1)
+  Activation act = Activation::Gelu;
+  bool residual = false;   // skip connections
+  bool layernorm = false;  // Pre-LN (requires residual)
+  double ln_eps = 1e-5;
+  void validate() const;
+  bool operator==(const ModelConfig&) const = default;
+};
+
+// Weights of one block. Biases are stored as (n x 1) matrices so that every parameter is a Mat.
+template <class S>
+struct BlockWeights {
+  // attention (softmax/linear)
+  Mat<S> Wq, bq, Wk, bk, Wv, bv, Wo, bo;
+  // RNN
+  Mat<S> Wh, Wx, brnn;
+  // LayerNorm gains/shifts (Pre-LN only)
+  Mat<S> g1, be1, g2, be2;
+  // MLP dense layers: W[0] is the patched "W" of the spec, b.back() is "b2" (last bias)
+  std::vector<Mat<S>> W, b;
+};
+
+template <class S>
+struct Weights {
+  ModelConfig config;
+  Mat<S> We, bE;  // embedding (width x token_dim), only with config.embed
+  Mat<S> Wr, br;  // readout (token_dim x width), only with config.embed
+  std::vector<BlockWeights<S>> blocks;
+};
+
+// Every parameter, with a stable name, in a fixed order (used by Adam, save/load, tests).
+template <class S>
+std::vector<std::pair<std::string, Mat<S>*>> parameters(Weights<S>& w);
+template <class S>
+std::vector<std::pair<std::string, Mat<S>*>> parameters(BlockWeights<S>& w);
+
+// Zero weights with the shapes of `config`.
+template <class S>
+Weights<S> zeros(const ModelConfig& config);
+template <class S>
+Weights<S> zeros_like(const Weights<S>& w);
+
+// Random initialisation: dense matrices N(0, gain^2 / fan_in), biases N(0, bias_std^2),
+// LayerNorm gains 1 and shifts 0. The RNN recurrent matrix is scaled to spectral radius
+// about `rnn_radius` (fading memory when < 1).
+struct InitParams {
+  std::uint64_t seed = 1;
+  double gain = 1.0;
+  double bias_std = 0.1;
+  double rnn_radius = 0.5;
+};
+Weights<double> init_weights(const ModelConfig& config, const InitParams& p);
+
+// Precision conversions (float32 study).
+template <class T, class S>
+Weights<T> cast_weights(const Weights<S>& w);
+template <class T, class S>
+BlockWeights<T> cast_block(const BlockWeights<S>& w);
+
+// Number of scalar parameters.
+std::size_t parameter_count(const ModelConfig& config);
+
+// ---- forward / backward ------------------------------------------------------------------
+
+template <class S>
+struct LayerNormCache {
+  Mat<S> xhat;   // normalised input
+  Vec<S> rstd;   // 1 / sqrt(var + eps) per column
+};
+
+template <class S>
+struct BlockCache {
+  Mat<S> z;             // block input
+  Mat<S> u1;            // input of the contextual layer (LN1(z) or z)
+  LayerNormCache<S> ln1, ln2;
+  Mat<S> q, k, v;       // attention projections
+  std::vector<Mat<S>> P;  // attention weights per head (keys x queries)
+  Mat<S> o;             // concatenated head outputs
+  Mat<S> a;             // contextual layer output A(.)
+  Mat<S> h;             // residual stream before the MLP (z + a); equals a for plain blocks
+  Mat<S> u;             // MLP input (a, h or LN2(h))
+  std::vector<Mat<S>> mlp_in;   // input of each dense layer (mlp_in[0] = u)
+  std::vector<Mat<S>> mlp_pre;  // pre-activation of each dense layer
+  Mat<S> y;             // block output
+};
+
+template <class S>
+struct ForwardCache {
+  Mat<S> tokens;
+  std::vector<Mat<S>> layer_inputs;  // sequence entering block l (size L + 1: last = final)
+  std::vector<BlockCache<S>> blocks;
+  Mat<S> out;
+};
+
+// The contextual layer A on a sequence (one output column per position).
+template <class S>
+Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>& z,
+                          BlockCache<S>* cache = nullptr);
+// The MLP on each column.
+template <class S>
+Mat<S> mlp_forward(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>& u,
+                   BlockCache<S>* cache = nullptr);
+// LayerNorm on each column.
+template <class S>
+Mat<S> layernorm_forward(const Mat<S>& z, const Mat<S>& g, const Mat<S>& beta, double eps,
+                         LayerNormCache<S>* cache = nullptr);
+// One block. `cache` (optional) receives every intermediate.
+template <class S>
+Mat<S> block_forward(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>& z,
+                     BlockCache<S>* cache = nullptr);
+// Embedding of tokens (identity without config.embed).
+template <class S>
+Mat<S> embed(const Weights<S>& w, const Mat<S>& tokens);
+// Readout (identity without config.embed).
+template <class S>
+Mat<S> readout(const Weights<S>& w, const Mat<S>& y);
+// Whole model: tokens (token_dim x n) -> outputs (token_dim x n).
+template <class S>
+Mat<S> forward(const Weights<S>& w, const Mat<S>& tokens, ForwardCache<S>* cache = nullptr);
+
+// Backpropagation: given dLoss/dOut, ADDS dLoss/dparams into `grad` (same shapes as `w`) and
+// returns dLoss/dtokens. Requires the cache of the forward pass.
+template <class S>
+Mat<S> backward(const Weights<S>& w, const ForwardCache<S>& cache, const Mat<S>& d_out,
+                Weights<S>& grad);
+template <class S>
+Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& cache,
+                      const Mat<S>& d_y, BlockWeights<S>& grad);
+
+// ---- save / load -----------------------------------------------------------------------
+// Text format, one item per line:
+//   icl-patch-weights 1
+//   config <token_dim> <embed 0|1> <width> <layers> <kind> <heads> <head_dim> <causal 0|1>
+//          <mlp_hidden> <mlp_depth> <act> <residual 0|1> <layernorm 0|1> <ln_eps>
+//   then for every parameter in parameters() order:  <name> <rows> <cols>
+//   followed by rows*cols numbers (column-major, %.17g), whitespace separated.
+// load_weights throws std::runtime_error with a clear message on any mismatch.
+void save_weights(const Weights<double>& w, std::ostream& os);
+Weights<double> load_weights(std::istream& is);
+void save_weights_file(const Weights<double>& w, const std::string& path);
+Weights<double> load_weights_file(const std::string& path);
+
+}  // namespace icl::patch

@@ -1,0 +1,158 @@
+// The exact rank-1 patch and its consequences (spec patch.md sections 2-6).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "verify/patch/model.hpp"
+
+namespace icl::patch {
+
+enum class PatchStatus {
+  Ok,                // patch computed
+  DegenerateAnchor,  // ||a|| below the relative threshold: no patch (dW = 0), identity not claimed
+};
+std::string to_string(PatchStatus s);
+
+// Rank-1 patch of a matrix W (spec 2): for the MLP input u_full (full context) and the anchor
+// a = u_red (reduced context),
+//     dW = (W delta) a^T / ||a||^2,   delta = u_full - a,     so (W + dW) a = W u_full.
+// The bias-only alternative is db = W delta. Guard: status DegenerateAnchor when
+// ||a|| <= anchor_tol * max(||u_full||, ||a||) (or ||a|| == 0).
+template <class S>
+struct Rank1Patch {
+  Mat<S> dW;
+  Vec<S> db;           // bias-only variant W delta
+  S anchor_norm = 0;   // ||a||
+  PatchStatus status = PatchStatus::Ok;
+};
+template <class S>
+Rank1Patch<S> rank1_patch(const Mat<S>& W, const Vec<S>& u_full, const Vec<S>& anchor,
+                          double anchor_tol = 1e-8);
+
+enum class PatchMode {
+  Full,        // dW on W1 and, for residual blocks, db2 = H_C - H_0 on the last MLP bias
+  BiasOnly,    // db1 = W1 delta on the first MLP bias (+ db2 for residual blocks)
+  BiasFree,    // dW on W1 and, for residual blocks, dW2 = (H_C - H_0) s^T/||s||^2 on the last
+               // MLP matrix (s = input of the last dense layer after the dW patch)
+  WeightOnly,  // dW only (a negative control for residual blocks: NOT exact)
+};
+std::string to_string(PatchMode m);
+PatchMode patch_mode_from_string(const std::string& s);
+
+// Patch of one block so that block(reduced)_red_pos equals block(full)_pos (spec 2, 3):
+//   u_C = MLP input at `pos` of the full sequence, u_0 = MLP input at `red_pos` of the reduced,
+//   dW = W1 (u_C - u_0) u_0^T / ||u_0||^2;  for residual blocks db2 = H_C - H_0.
+template <class S>
+struct BlockPatch {
+  Mat<S> dW1;   // first MLP matrix
+  Mat<S> db1;   // first MLP bias (BiasOnly)
+  Mat<S> dWL;   // last MLP matrix (BiasFree on residual blocks)
+  Mat<S> dbL;   // last MLP bias
+  S anchor_norm = 0;
+  PatchStatus status = PatchStatus::Ok;
+};
+template <class S>
+BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>& z_full,
+                          int pos, const Mat<S>& z_red, int red_pos, PatchMode mode,
+                          double anchor_tol = 1e-8);
+// W + patch (shapes checked).
+template <class S>
+BlockWeights<S> apply_patch(const BlockWeights<S>& w, const BlockPatch<S>& p);
+
+// Differences between two outputs: max_abs = ||a - b||_inf, max_rel = max_abs / ||a||_inf.
+struct Diff {
+  double max_abs = 0;
+  double max_rel = 0;
+  void merge(const Diff& o);
+};
+template <class S>
+Diff compare(const Mat<S>& reference, const Mat<S>& other);
+
+// Numerical rank of a matrix: number of singular values > rel_tol * sigma_max; also the ratio
+// sigma_2 / sigma_1 (0 for rank <= 1 matrices in exact arithmetic).
+struct RankInfo {
+  int rank = 0;
+  double sigma1 = 0;
+  double sigma2_over_sigma1 = 0;
+};
+template <class S>
+RankInfo numerical_rank(const Mat<S>& m, double rel_tol = 1e-10);
+
+// ---- one-block chunk patch (spec 2) ---------------------------------------------------------
+// Remove the context chunk [chunk_begin, chunk_end) of `tokens` (query = last column, never
+// removed), patch block 0 of a ONE-block model, and compare the query outputs:
+//   model(tokens)_query  vs  model_{W + dW}(tokens \ chunk)_query.
+template <class S>
+struct ChunkCheck {
+  Diff diff;
+  RankInfo rank;
+  BlockPatch<S> patch;
+  Mat<S> y_full, y_patched;
+};
+template <class S>
+ChunkCheck<S> chunk_check(const Weights<S>& w, const Mat<S>& tokens, int chunk_begin,
+                          int chunk_end, PatchMode mode = PatchMode::Full);
+
+// ---- stacks (spec 3, 4) ---------------------------------------------------------------------
+// Full-context pass on `tokens`; query-only pass on the query token (last column), patching
+// block l from the full sequence entering it (position `pos`) and the patched query-only
+// representation entering it. `patch_layers` = number of leading blocks patched (-1: all;
+// 1: first block only, the negative control). Compares the model output at `pos` with the
+// query-only output, and the representation after every block.
+template <class S>
+struct StackCheck {
+  Diff diff;                       // final output
+  std::vector<Diff> per_layer;     // representation after block l
+  std::vector<RankInfo> ranks;     // rank of dW1 per patched block
+  std::vector<BlockPatch<S>> patches;
+  Mat<S> y_full, y_patched;
+  int degenerate = 0;              // blocks whose anchor was degenerate
+};
+template <class S>
+StackCheck<S> stack_check(const Weights<S>& w, const Mat<S>& tokens, int pos, PatchMode mode,
+                          int patch_layers = -1);
+
+// ---- implicit dynamics (spec 5) ---------------------------------------------------------------
+// One plain block (no residual). Prefix outputs A_i = A(c_1..c_i, x), A_0 = A(x),
+// dW_i = W (A_i - A_0) A_0^T / ||A_0||^2. Checks:
+//   prefix:  T_{W + dW_i}(x) = T_W(c_1..c_i, x) for every i        (max rel diff)
+//   GD:      dW_{i+1} = dW_i - h G_i, h = 1/||A_0||^2, G_i = W (A_i - A_{i+1}) A_0^T
+//            computed recursively from dW_0 = 0, against the closed form (max rel diff)
+//   steps:   s_i = ||dW_i - dW_{i-1}||_F = ||W (A_i - A_{i-1})|| / ||A_0||, i = 1..n
+//   slope:   least-squares slope of log s_i vs log i over i in [fit_from, n].
+struct DynamicsResult {
+  std::vector<double> steps;   // s_1..s_n
+  double prefix_max_rel = 0;
+  double gd_max_rel = 0;
+  double slope = 0, intercept = 0;
+  int fit_from = 0;
+};
+DynamicsResult implicit_dynamics(const Weights<double>& w, const Mat<double>& tokens,
+                                 int fit_from = 0 /* 0: max(2, n/8) */);
+// Least-squares fit log y = intercept + slope log x over the given points (y > 0).
+std::pair<double, double> loglog_fit(const std::vector<double>& x, const std::vector<double>& y);
+
+// ---- thought patch (spec 6) --------------------------------------------------------------------
+// One plain block. For a fixed context C and calibration queries x_1..x_m:
+//   a_j = A(x_j), r_j = W (A(C, x_j) - A(x_j)),
+//   dW* = R Ac^T (Ac Ac^T + lam I)^{-1},  lam = ridge * tr(Ac Ac^T) / width.
+// Errors are mean squared differences (over queries and output coordinates) between the
+// query-only model output and the full-context output.
+struct ThoughtParams {
+  std::vector<int> m_values{1, 4, 16, 64, 256};
+  int heldout = 256;
+  double ridge = 1e-6;
+  std::uint64_t seed = 7;
+};
+struct ThoughtRow {
+  int m = 0;
+  double train_err = 0, heldout_err = 0;          // ridge thought patch
+  double train_avg = 0, heldout_avg = 0;          // average of the m rank-1 patches
+  double heldout_none = 0;                        // no patch
+};
+// `context` is the context tokens (token_dim x n); queries are (x, 0) with x ~ N(0, I_d).
+std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double>& context,
+                                      const ThoughtParams& p);
+
+}  // namespace icl::patch

@@ -1,0 +1,235 @@
+#include "verify/patch/train.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+namespace icl::patch {
+
+Prompt make_prompt(int d, int n_ctx, std::mt19937_64& rng) {
+  std::normal_distribution<double> nd(0.0, 1.0);
+  Prompt p;
+  p.w.resize(d);
+  for (int k = 0; k < d; ++k) p.w(k) = nd(rng);
+  p.tokens = Mat<double>::Zero(d + 1, n_ctx + 1);
+  for (int i = 0; i <= n_ctx; ++i) {
+    for (int k = 0; k < d; ++k) p.tokens(k, i) = nd(rng);
+    const double y = p.w.dot(p.tokens.col(i).head(d));
+    if (i < n_ctx) p.tokens(d, i) = y;   // context token (x_i, y_i)
+    else p.target = y;                   // query token (x_q, 0)
+  }
+  return p;
+}
+
+std::vector<Prompt> make_prompts(int d, int n_ctx, int count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Prompt> v;
+  v.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) v.push_back(make_prompt(d, n_ctx, rng));
+  return v;
+}
+
+namespace {
+
+void add_into(Weights<double>& acc, Weights<double>& g) {
+  auto pa = parameters(acc);
+  auto pg = parameters(g);
+  for (std::size_t i = 0; i < pa.size(); ++i) *pa[i].second += *pg[i].second;
+}
+
+// loss sum over [b, e); gradient of (1/scale) * sum added into grad.
+double loss_range(const Weights<double>& w, const std::vector<Prompt>& batch, std::size_t b,
+                  std::size_t e, Weights<double>* grad, double scale) {
+  double s = 0;
+  const int T = w.config.token_dim;
+  ForwardCache<double> cache;
+  for (std::size_t i = b; i < e; ++i) {
+    const Prompt& p = batch[i];
+    const Eigen::Index q = p.tokens.cols() - 1;
+    const Mat<double> out = forward(w, p.tokens, grad ? &cache : nullptr);
+    const double r = out(T - 1, q) - p.target;
+    s += r * r;
+    if (grad) {
+      // d/dpred (r^2 / scale) = 2 r / scale at (last coordinate, query)
+      Mat<double> d_out = Mat<double>::Zero(out.rows(), out.cols());
+      d_out(T - 1, q) = 2 * r / scale;
+      backward(w, cache, d_out, *grad);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+double batch_loss(const Weights<double>& w, const std::vector<Prompt>& batch,
+                  Weights<double>* grad, int threads) {
+  const std::size_t B = batch.size();
+  if (B == 0) return 0;
+  const double scale = static_cast<double>(B);
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(B)));
+  if (threads == 1) return loss_range(w, batch, 0, B, grad, scale) / scale;
+  std::vector<double> sums(static_cast<std::size_t>(threads), 0.0);
+  std::vector<Weights<double>> grads;
+  if (grad)
+    for (int t = 0; t < threads; ++t) grads.push_back(zeros_like(w));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    const std::size_t b = B * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+    const std::size_t e = B * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+    pool.emplace_back([&, t, b, e] {
+      sums[static_cast<std::size_t>(t)] =
+          loss_range(w, batch, b, e, grad ? &grads[static_cast<std::size_t>(t)] : nullptr, scale);
+    });
+  }
+  for (auto& th : pool) th.join();
+  double s = 0;
+  for (int t = 0; t < threads; ++t) {
+    s += sums[static_cast<std::size_t>(t)];
+    if (grad) add_into(*grad, grads[static_cast<std::size_t>(t)]);
+  }
+  return s / scale;
+}
+
+double patched_loss(const Weights<double>& w, const std::vector<Prompt>& batch, double* max_rel) {
+  double s = 0, mr = 0;
+  const int T = w.config.token_dim;
+  for (const Prompt& p : batch) {
+    const int q = static_cast<int>(p.tokens.cols()) - 1;
+    StackCheck<double> r = stack_check(w, p.tokens, q, PatchMode::Full);
+    const double e = r.y_patched(T - 1, 0) - p.target;
+    s += e * e;
+    mr = std::max(mr, r.diff.max_rel);
+  }
+  if (max_rel) *max_rel = mr;
+  return s / static_cast<double>(batch.size());
+}
+
+Adam::Adam(const Weights<double>& shape, const AdamParams& p)
+    : p_(p), m_(zeros_like(shape)), v_(zeros_like(shape)) {}
+
+void Adam::step(Weights<double>& w, Weights<double>& grad) {
+  ++t_;
+  auto pw = parameters(w), pg = parameters(grad), pm = parameters(m_), pv = parameters(v_);
+  const double c1 = 1 - std::pow(p_.beta1, t_), c2 = 1 - std::pow(p_.beta2, t_);
+  for (std::size_t i = 0; i < pw.size(); ++i) {
+    auto& g = *pg[i].second;
+    auto& m = *pm[i].second;
+    auto& v = *pv[i].second;
+    m = p_.beta1 * m + (1 - p_.beta1) * g;
+    v = p_.beta2 * v + (1 - p_.beta2) * g.cwiseProduct(g);
+    pw[i].second->array() -=
+        p_.lr * (m.array() / c1) / ((v.array() / c2).sqrt() + p_.eps);
+  }
+}
+
+TrainResult train(Weights<double>& w, const TrainParams& p,
+                  const std::function<void(const TrainLogRow&)>& on_log) {
+  if (w.config.token_dim != p.d + 1)
+    throw std::invalid_argument("model token_dim must be d + 1");
+  TrainResult res;
+  const auto eval = make_prompts(p.d, p.n_ctx, p.eval_prompts, p.seed ^ 0x9e3779b97f4a7c15ULL);
+  for (const auto& e : eval) res.zero_loss += e.target * e.target;
+  res.zero_loss /= static_cast<double>(eval.size());
+  std::mt19937_64 rng(p.seed);
+  Adam adam(w, p.adam);
+  const auto t0 = std::chrono::steady_clock::now();
+  double run = 0;
+  int run_n = 0;
+  auto log_row = [&](int step) {
+    TrainLogRow row;
+    row.step = step;
+    row.train_loss = run_n ? run / run_n : std::nan("");
+    row.eval_loss = batch_loss(w, eval, nullptr, p.threads);
+    if (p.track_patch) row.eval_loss_patched = patched_loss(w, eval, &row.patch_max_rel);
+    res.log.push_back(row);
+    if (on_log) on_log(row);
+    run = 0;
+    run_n = 0;
+  };
+  log_row(0);
+  double train_seconds = 0;
+  for (int s = 1; s <= p.steps; ++s) {
+    const auto ts = std::chrono::steady_clock::now();
+    std::vector<Prompt> batch;
+    batch.reserve(static_cast<std::size_t>(p.batch));
+    for (int i = 0; i < p.batch; ++i) batch.push_back(make_prompt(p.d, p.n_ctx, rng));
+    Weights<double> g = zeros_like(w);
+    run += batch_loss(w, batch, &g, p.threads);
+    ++run_n;
+    if (p.clip > 0) {
+      double n2 = 0;
+      for (auto& [name, m] : parameters(g)) n2 += m->squaredNorm();
+      const double n = std::sqrt(n2);
+      if (n > p.clip)
+        for (auto& [name, m] : parameters(g)) *m *= p.clip / n;
+    }
+    adam.step(w, g);
+    train_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+    if (s % p.eval_every == 0 || s == p.steps) log_row(s);
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.final_eval_loss = res.log.back().eval_loss;
+  res.tokens_per_second = train_seconds > 0 ? double(p.steps) * p.batch * (p.n_ctx + 1) / train_seconds : 0;
+  return res;
+}
+
+double cos_frobenius(const Mat<double>& a, const Mat<double>& b) {
+  const double na = a.norm(), nb = b.norm();
+  if (na == 0 || nb == 0) return 0;
+  return (a.array() * b.array()).sum() / (na * nb);
+}
+
+AlignResult alignment(const Weights<double>& w, const AlignParams& p) {
+  if (w.config.layers != 1) throw std::invalid_argument("alignment needs a one-block model");
+  const int T = w.config.token_dim, d = T - 1;
+  const auto prompts = make_prompts(d, p.n_ctx, p.prompts, p.seed);
+  AlignResult r;
+  r.steps = p.steps;
+  std::vector<int> sorted = p.steps;
+  std::sort(sorted.begin(), sorted.end());
+  const int kmax = sorted.back();
+  std::vector<Mat<double>> impl;
+  std::vector<std::vector<Mat<double>>> ft;   // [prompt][steps index]
+  for (const Prompt& pr : prompts) {
+    const int n = p.n_ctx;
+    impl.push_back(stack_check(w, pr.tokens, n, PatchMode::Full).patches[0].dW1);
+    Weights<double> wt = w;
+    std::vector<Mat<double>> snaps(p.steps.size());
+    ForwardCache<double> cache;
+    for (int k = 1; k <= kmax; ++k) {
+      Weights<double> g = zeros_like(w);
+      for (int i = 0; i < n; ++i) {
+        Mat<double> tok = pr.tokens.col(i);
+        const double y = tok(d, 0);
+        tok(d, 0) = 0;                                   // fed as (x_i, 0)
+        const Mat<double> out = forward(wt, tok, &cache);
+        Mat<double> d_out = Mat<double>::Zero(T, 1);
+        d_out(d, 0) = 2 * (out(d, 0) - y) / n;           // d/dpred of (1/n) (pred - y)^2
+        backward(wt, cache, d_out, g);
+      }
+      wt.blocks[0].W[0] -= p.lr * g.blocks[0].W[0];     // SGD on W1 only
+      for (std::size_t s = 0; s < p.steps.size(); ++s)
+        if (p.steps[s] == k) snaps[s] = wt.blocks[0].W[0] - w.blocks[0].W[0];
+    }
+    ft.push_back(std::move(snaps));
+  }
+  const std::size_t P = prompts.size(), K = p.steps.size();
+  r.cos.assign(P, std::vector<double>(K, 0));
+  r.mean.assign(K, 0);
+  r.sem.assign(K, 0);
+  r.mismatched_mean.assign(K, 0);
+  for (std::size_t s = 0; s < K; ++s) {
+    for (std::size_t i = 0; i < P; ++i) {
+      r.cos[i][s] = cos_frobenius(impl[i], ft[i][s]);
+      r.mean[s] += r.cos[i][s] / double(P);
+      r.mismatched_mean[s] += cos_frobenius(impl[i], ft[(i + 1) % P][s]) / double(P);
+    }
+    double v = 0;
+    for (std::size_t i = 0; i < P; ++i) v += (r.cos[i][s] - r.mean[s]) * (r.cos[i][s] - r.mean[s]);
+    r.sem[s] = P > 1 ? std::sqrt(v / double(P - 1) / double(P)) : 0;
+  }
+  return r;
+}
+
+}  // namespace icl::patch
