@@ -440,7 +440,8 @@ double GeneralizedMarchenkoPastur::density_over_weight(double x, std::size_t int
   const double S = (alpha * D.real() - c * beta * reA) / std::norm(D);
   const double dens_over_sqrt = std::abs(y.imag() * S) / kPi;  // density / sqrt|x - e|
   const double other = lower_half ? b - x : x - a;
-  if (hard_edge_ && interval == 0) return dens_over_sqrt * std::sqrt(x) / std::sqrt(other);
+  // hard edge: weight x^{-1/2} (b - x)^{1/2}, and here dens_over_sqrt = density / sqrt(b - x)
+  if (hard_edge_ && interval == 0) return dens_over_sqrt * std::sqrt(x);
   return dens_over_sqrt / std::sqrt(other);
 }
 
@@ -454,6 +455,13 @@ double GeneralizedMarchenkoPastur::density(double x) const {
 }
 
 double GeneralizedMarchenkoPastur::stieltjes_derivative(double z, int n) const {
+  return real_derivative(z, n, false);
+}
+double GeneralizedMarchenkoPastur::continuous_stieltjes_derivative(double z, int n) const {
+  return real_derivative(z, n, true);
+}
+
+double GeneralizedMarchenkoPastur::real_derivative(double z, int n, bool continuous_only) const {
   check_order(n);
   const double lo = lower_edge();
   if (!std::isfinite(z) || !(z < lo))
@@ -504,7 +512,15 @@ double GeneralizedMarchenkoPastur::stieltjes_derivative(double z, int n) const {
   for (int l = 1; l <= n; ++l) D[l] = c * Bd[l];
   // psi = -A/D: psi^{(n)} = (-A^{(n)} - sum_{i<n} C(n,i) psi^{(i)} D^{(n-i)}) / D.
   double psi[5] = {};
-  for (int k = 0; k <= n; ++k) {
+  // Continuous part only: m = -(1 - 1/c)/z - 1/(c v) (from sum w = 1 and D = z/v), and the atom
+  // at 0 has mass max(w0, 1 - 1/c). If it is 1 - 1/c > w0, m_cont = -1/(c v) with
+  // d^l/dv^l = -(1/c) (-1)^l l! / v^{l+1}; otherwise it is w0 and m_cont = -A_+/D with the t = 0
+  // term dropped from A. Either way no cancellation against the atom's pole.
+  const bool dual = continuous_only && (1.0 - 1.0 / c) > w0_;
+  if (continuous_only && !dual && w0_ > 0.0)
+    for (int l = 0; l <= n; ++l) A[l] -= w0_ * (l % 2 ? -1.0 : 1.0) * factorial(l) / std::pow(v, l + 1);
+  for (int k = 0; k <= n && dual; ++k) psi[k] = -(k % 2 ? -1.0 : 1.0) * factorial(k) / (c * std::pow(v, k + 1));
+  for (int k = 0; k <= n && !dual; ++k) {
     double s = -A[k];
     for (int i = 0; i < k; ++i) s -= binom(k, i) * psi[i] * D[k - i];
     psi[k] = s / D[0];

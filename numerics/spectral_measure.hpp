@@ -105,6 +105,7 @@ class GeneralizedMarchenkoPastur final : public SpectralMeasure {
   using SpectralMeasure::stieltjes;
   double lower_edge_exponent(std::size_t interval) const override;
   double density_over_weight(double x, std::size_t interval) const override;
+  double continuous_stieltjes_derivative(double z, int n) const override;
 
   // Internal representation (v = -1/underline m): z = x(v) = v (1 + ratio sum_k w_k t_k / (v - t_k))
   // over the nonzero population eigenvalues; support edges are x at the critical points of x(v).
@@ -123,6 +124,7 @@ class GeneralizedMarchenkoPastur final : public SpectralMeasure {
   std::vector<Edge> edges_;       // 2 per support interval (lower, upper)
   bool hard_edge_ = false;        // ratio * (1 - w0) == 1: lower edge at 0 with x^{-1/2} density
   double xv(double v) const;      // x(v)
+  double real_derivative(double z, int n, bool continuous_only) const;
   // v = v_e + w solving x(v) - x(v_e) = xe_offset, by the cancellation-free form w^2 K(w).
   std::complex<double> edge_local_root(const Edge& e, double offset) const;
 };

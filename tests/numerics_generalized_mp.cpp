@@ -1,0 +1,110 @@
+// Generalized Marchenko-Pastur: reduction to MP, mass/mean, and an Eigen simulation.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+
+#include <Eigen/Dense>
+
+#include "numerics/error.hpp"
+#include "numerics/spectral_integral.hpp"
+#include "numerics/spectral_measure.hpp"
+
+using namespace icl::numerics;
+
+namespace {
+double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
+}  // namespace
+
+TEST_CASE("GMP with a single population eigenvalue is MP(c, t)") {
+  for (double c : {0.05, 0.5, 0.99, 1.0, 2.0, 20.0}) {
+    const double t = 1.7;
+    GeneralizedMarchenkoPastur g(c, {Atom{t, 1.0}});
+    MarchenkoPastur mp(c, t);
+    REQUIRE(g.support().size() == 1);
+    CHECK(std::abs(g.support()[0].lo - mp.support()[0].lo) <= 1e-13 * t);
+    CHECK(rel(g.support()[0].hi, mp.support()[0].hi) < 1e-13);
+    CHECK(g.atoms().size() == mp.atoms().size());
+    if (c > 1) CHECK(rel(g.atoms()[0].mass, mp.atoms()[0].mass) < 1e-15);
+    for (double z : {-50.0, -1.0, -1e-2, -1e-4})
+      for (int n = 0; n <= 4; ++n)
+        CHECK_MESSAGE(rel(g.stieltjes_derivative(z, n), mp.stieltjes_derivative(z, n)) < 1e-12,
+                      "c=" << c << " z=" << z << " n=" << n);
+    const auto I = mp.support()[0];
+    for (double f : {1e-6, 0.01, 0.3, 0.5, 0.7, 0.99, 1 - 1e-6}) {
+      const double x = I.lo + f * (I.hi - I.lo);
+      CHECK_MESSAGE(rel(g.density(x), mp.density(x)) < 1e-9, "c=" << c << " f=" << f);
+      CHECK(rel(g.density_over_weight(x, 0), mp.density_over_weight(x, 0)) < 1e-9);
+    }
+    // edge limits of density / weight
+    CHECK(rel(g.density_over_weight(g.support()[0].hi, 0), mp.density_over_weight(I.hi, 0)) < 1e-9);
+    if (c != 1.0) CHECK(rel(g.density_over_weight(g.support()[0].lo, 0), mp.density_over_weight(I.lo, 0)) < 1e-9);
+    CHECK(rel(integrate(g, [](double) { return 1.0; }).value, 1.0) < 1e-11);
+    CHECK(rel(integrate(g, [](double x) { return x; }).value, t) < 1e-11);
+    const std::complex<double> z(0.8 * I.hi, 0.05);
+    CHECK(std::abs(g.stieltjes(z) - mp.stieltjes(z)) < 1e-12 * std::abs(mp.stieltjes(z)));
+  }
+}
+
+TEST_CASE("GMP two-atom population: mass, mean, moments, exact vs quadrature") {
+  for (double c : {0.1, 0.5, 2.0}) {
+    GeneralizedMarchenkoPastur g(c, {Atom{1.0, 0.5}, Atom{4.0, 0.5}});
+    const double mass = integrate(g, [](double) { return 1.0; }).value;
+    CHECK(rel(mass, 1.0) < 1e-11);
+    CHECK(rel(g.continuous_mass(), c > 1 ? 1.0 / c : 1.0) < 1e-15);
+    CHECK(rel(integrate(g, [](double x) { return x; }).value, 2.5) < 1e-11);
+    CHECK(rel(integrate(g, [](double x) { return x * x; }).value, g.raw_moment(2)) < 1e-11);
+    CHECK(rel(integrate(g, [](double x) { return x * x * x; }).value, g.raw_moment(3)) < 1e-11);
+    for (double z : {-10.0, -0.5, -1e-3, -1e-4}) {
+      const ResolventMoments q = resolvent_moments(g, z, MomentMethod::Quadrature);
+      const ResolventMoments e = resolvent_moments(g, z, MomentMethod::Exact);
+      for (int k = 0; k <= 3; ++k)
+        for (int j = 0; j <= 4; ++j)
+          CHECK_MESSAGE(rel(q(k, j), e(k, j)) < 1e-9, "c=" << c << " z=" << z << " k=" << k << " j=" << j);
+    }
+  }
+  // small c: two separate intervals
+  GeneralizedMarchenkoPastur g(0.05, {Atom{1.0, 0.5}, Atom{4.0, 0.5}});
+  CHECK(g.support().size() == 2);
+  CHECK(rel(integrate(g, [](double) { return 1.0; }).value, 1.0) < 1e-11);
+}
+
+TEST_CASE("GMP with zero population eigenvalues: atom at 0 = max(w0, 1 - 1/c)") {
+  GeneralizedMarchenkoPastur a(0.5, {Atom{0.0, 0.3}, Atom{2.0, 0.7}});
+  REQUIRE(a.atoms().size() == 1);
+  CHECK(rel(a.atoms()[0].mass, 0.3) < 1e-15);
+  CHECK(rel(integrate(a, [](double) { return 1.0; }).value, 1.0) < 1e-11);
+  CHECK(rel(integrate(a, [](double x) { return x; }).value, 1.4) < 1e-11);
+  GeneralizedMarchenkoPastur b(4.0, {Atom{0.0, 0.3}, Atom{2.0, 0.7}});
+  CHECK(rel(b.atoms()[0].mass, 0.75) < 1e-15);
+  CHECK(rel(integrate(b, [](double) { return 1.0; }).value, 1.0) < 1e-11);
+  CHECK_THROWS_AS(GeneralizedMarchenkoPastur(0.5, {Atom{1.0, 0.5}}), icl::InvalidParams);
+  CHECK_THROWS_AS(GeneralizedMarchenkoPastur(0.5, {Atom{0.0, 1.0}}), icl::InvalidParams);
+}
+
+TEST_CASE("GMP vs Eigen simulation of a sample covariance (p = 400)") {
+  // S = (1/n) Sigma^{1/2} X X^T Sigma^{1/2}, Sigma = diag(1 x p/2, 4 x p/2).
+  const int p = 400;
+  for (double c : {0.5, 2.0}) {
+    const int n = static_cast<int>(p / c);
+    std::mt19937_64 rng(12345);
+    std::normal_distribution<double> N(0.0, 1.0);
+    Eigen::MatrixXd X(p, n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < p; ++i) X(i, j) = N(rng) * (i < p / 2 ? 1.0 : 2.0);
+    const Eigen::MatrixXd S = X * X.transpose() / n;
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(S, Eigen::EigenvaluesOnly);
+    const Eigen::VectorXd ev = es.eigenvalues();
+    GeneralizedMarchenkoPastur g(c, {Atom{1.0, 0.5}, Atom{4.0, 0.5}});
+    for (double z : {-0.5, -3.0}) {
+      const double emp = (1.0 / (ev.array() - z)).mean();
+      // finite-p fluctuations of the normalized trace are O(1/p); 2% is generous but meaningful
+      CHECK_MESSAGE(rel(g.stieltjes(z), emp) < 0.02, "c=" << c << " z=" << z);
+    }
+    const double zero_frac = (ev.array() < 1e-8 * ev.maxCoeff()).cast<double>().mean();
+    const double atom = g.atoms().empty() ? 0.0 : g.atoms()[0].mass;
+    CHECK(std::abs(zero_frac - atom) < 1.5 / p);
+    // largest eigenvalue close to the upper edge
+    CHECK(rel(ev.maxCoeff(), g.support().back().hi) < 0.05);
+  }
+}
