@@ -192,6 +192,80 @@ double moment_quadrature_impl(const SpectralMeasure& mu, const std::vector<Inter
   return value;
 }
 
+// All 20 R_{k,j} on one square-root interval at once. With x = c + h cos(theta) the weight
+// sqrt((x-a)(b-x)) dx becomes h^2 sin^2(theta) dtheta, and the Gauss-Chebyshev (second kind)
+// rule with N = 2^L - 1 nodes theta_i = i pi / 2^L, weights pi/2^L sin^2(theta_i), is exact for
+// polynomials of degree 2N - 1 and converges geometrically for integrands analytic near [a, b]
+// (ours: x^k (x-z)^{-j} g(x), poles at z and, for MP, at 0). The levels are nested, so each
+// refinement only evaluates the new (odd) nodes and reuses g. Converged when every entry changes
+// by at most rel_tolerance between consecutive levels (geometric convergence makes the finer
+// level far more accurate than that difference). Returns false (caller falls back to GSL QAWS
+// per entry) when 1023 nodes do not suffice, e.g. for z or a pole very close to an edge.
+bool chebyshev_moments(const SpectralMeasure& mu, std::size_t interval, const Interval& I, double z,
+                       const QuadratureOptions& o, double out[4][5]) {
+  constexpr int kFirst = 4, kLast = 10;
+  const double c = 0.5 * (I.lo + I.hi), h = 0.5 * (I.hi - I.lo);
+  const double pi = 3.14159265358979323846;
+  double acc[4][5] = {}, prev[4][5] = {};
+  for (int L = kFirst; L <= kLast; ++L) {
+    const int M = 1 << L;
+    const int stride = (L == kFirst) ? 1 : 2;
+    for (int i = 1; i < M; i += stride) {
+      const double th = pi * i / M;
+      const double sn = std::sin(th);
+      const double x = c + h * std::cos(th);
+      const double wg = sn * sn * mu.density_over_weight(x, interval);
+      const double p = 1.0 / (x - z);
+      double xk = wg;
+      for (int k = 0; k < 4; ++k) {
+        double t = xk;
+        for (int j = 0; j < 5; ++j) {
+          acc[k][j] += t;
+          t *= p;
+        }
+        xk *= x;
+      }
+    }
+    const double scale = h * h * pi / M;
+    bool converged = L > kFirst;
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < 5; ++j) {
+        const double v = acc[k][j] * scale;
+        if (converged && !(std::abs(v - prev[k][j]) <= o.rel_tolerance * std::abs(v) + o.abs_tolerance))
+          converged = false;
+        prev[k][j] = v;
+      }
+    if (converged) {
+      for (int k = 0; k < 4; ++k)
+        for (int j = 0; j < 5; ++j) out[k][j] = prev[k][j];
+      return true;
+    }
+  }
+  return false;
+}
+
+// One R_{k,j} over one support interval by GSL QAWS (memoized g within a resolvent_moments call).
+double moment_quadrature_interval(const SpectralMeasure& mu, std::size_t i, const Interval& I, double z, int k,
+                                  int j, const QuadratureOptions& o) {
+  DensityMemo& dm = density_memo();
+  const std::uint64_t gen = dm.gen + 1 + i;  // distinct per interval and per call (see below)
+  auto g = [&](double x) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    DensityMemo::Slot& s = dm.slots[(bits ^ (bits >> 29) ^ (bits >> 17)) % DensityMemo::kSize];
+    double gx;
+    if (s.gen == gen && s.x == x) {
+      gx = s.g;
+    } else {
+      gx = mu.density_over_weight(x, i);
+      s = DensityMemo::Slot{x, gx, gen};
+    }
+    return ipow(x, k) / ipow(x - z, j) * gx;
+  };
+  double err = 0.0;
+  return qaws(g, I.lo, I.hi, mu.lower_edge_exponent(i), o, err);
+}
+
 double factorial(int n) {
   double r = 1.0;
   for (int i = 2; i <= n; ++i) r *= i;
@@ -280,8 +354,24 @@ ResolventMoments resolvent_moments(const SpectralMeasure& mu, double z, MomentMe
   }
   const auto sup = mu.support();
   const auto atoms = mu.atoms();
+  density_memo().gen += sup.size() + 1;  // new memo generation for this call
+  // Fast path: per square-root interval, one shared nested Gauss-Chebyshev rule for all entries;
+  // otherwise (hard edge, slow convergence) GSL QAWS entry by entry.
+  for (std::size_t i = 0; i < sup.size(); ++i) {
+    double part[4][5];
+    const bool fast = mu.lower_edge_exponent(i) > 0.0 && chebyshev_moments(mu, i, sup[i], z, options, part);
+    for (int k = 0; k < 4; ++k)
+      for (int j = 0; j < 5; ++j) {
+        if (fast) {
+          out.r[k][j] += part[k][j];
+        } else {
+          out.r[k][j] += moment_quadrature_interval(mu, i, sup[i], z, k, j, options);
+        }
+      }
+  }
   for (int k = 0; k < 4; ++k)
-    for (int j = 0; j < 5; ++j) out.r[k][j] = moment_quadrature_impl(mu, sup, atoms, z, k, j, options, true);
+    for (int j = 0; j < 5; ++j)
+      for (const Atom& a : atoms) out.r[k][j] += a.mass * ipow(a.position, k) / ipow(a.position - z, j);
   return out;
 }
 

@@ -44,7 +44,7 @@ TEST_CASE("MP: R_{k,j} by quadrature vs closed form, 1e-10 relative over a grid 
           CHECK_MESSAGE(r < 1e-10, "c=" << c << " z=" << z << " k=" << k << " j=" << j << " quad="
                                         << q(k, j) << " exact=" << e(k, j));
           if (j == 2 && k == 1) {
-            CHECK(rel(resolvent_moment_quadrature(mp, z, k, j), q(k, j)) < 1e-15);
+            CHECK(rel(resolvent_moment_quadrature(mp, z, k, j), q(k, j)) < 1e-12);  // GSL QAWS vs shared Chebyshev rule
             CHECK(rel(resolvent_moment_exact(mp, z, k, j), e(k, j)) < 1e-15);
           }
         }
