@@ -61,7 +61,7 @@ TEST_CASE("solve_residual_system: no root -> NotConverged with the true residual
   CHECK(!r.message.empty());
 }
 
-TEST_CASE("solve_residual_system: F fails at x0 -> NumericalFailure; domain back-off") {
+TEST_CASE("solve_residual_system: F fails at x0 -> NumericalFailure, and domain back-off") {
   ResidualSystem sys;
   sys.size = 1;
   sys.residual = [](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
