@@ -1,0 +1,72 @@
+// Time per seed of the low-rank ICL simulator (data + PCG training + measurements) at the
+// paper's point (alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3, lambda 0), D = 60, 100, 150.
+// Counters: CG iterations, and GFLOP/s of the training (4 N D^2 flops per operator application:
+// X*Gamma and X^T*(diag(u) Sm)), single thread.
+#include <benchmark/benchmark.h>
+
+#include "verify/lowrank/simulator.hpp"
+
+namespace {
+
+using namespace icl::verify;
+
+icl::lowrank::Params paper_point() {
+  icl::lowrank::Params p;
+  p.alpha = 2;
+  p.tau = 2.25;
+  p.kappa = 1.5;
+  p.rho = 0.9;
+  p.sigma = 0.3;
+  p.lambda = 0;
+  return p;
+}
+
+void BM_Seed(benchmark::State& state) {
+  const int D = int(state.range(0));
+  const auto p = paper_point();
+  SimOptions o;
+  o.dim = D;
+  o.seeds = 1;
+  o.threads = 1;
+  std::uint64_t k = 0;
+  double iters = 0, train = 0, data = 0;
+  for (auto _ : state) {
+    Values v = run_seed(p, o, derive_seed(o.base_seed, k++));
+    for (auto& [name, x] : v) {
+      if (name == "cg.iterations") iters += x;
+      if (name == "timing.train_seconds") train += x;
+      if (name == "timing.data_seconds") data += x;
+    }
+    benchmark::DoNotOptimize(v);
+  }
+  const Sizes n = sizes(p, D);
+  const double it = iters / state.iterations();
+  // Operator applications: one per iteration plus two (start and final residual).
+  const double flops = (it + 2.0) * 4.0 * double(n.N) * n.D * n.D;
+  state.counters["N"] = n.N;
+  state.counters["cg_iters"] = it;
+  state.counters["train_s"] = train / state.iterations();
+  state.counters["data_s"] = data / state.iterations();
+  state.counters["GFLOPs"] = flops / (train / state.iterations()) * 1e-9;
+}
+BENCHMARK(BM_Seed)->Arg(60)->Arg(100)->Arg(150)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The dense operator alone (the hot loop).
+void BM_Operator(benchmark::State& state) {
+  const int D = int(state.range(0));
+  const auto p = paper_point();
+  Rng rng(1);
+  const Dataset d = generate(p, D, rng, Assignment::Random, Sampler::Factorized);
+  MatrixXd G = MatrixXd::Identity(D, D) * 0.5;
+  for (auto _ : state) {
+    MatrixXd out = apply_normal_operator(d, G, 0.0);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(4.0 * d.n.N * double(D) * D * state.iterations() * 1e-9,
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_Operator)->Arg(60)->Arg(150)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
