@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/theory_output.hpp"
+#include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
 
 namespace icl::cli {

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/theory_output.hpp"
+#include "numerics/error.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::cli {

@@ -73,9 +73,15 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
   std::map<double, Solution> solved;
   std::size_t done = 0;
   const numerics::PathSolver path_solver = [&](double t, const Eigen::VectorXd& x0) {
-    SolveOptions so = options.solve;
-    if (x0.size() == 10) so.start = order_from_vector(x0);
-    Solution s = solve(at(base, name, t), so);
+    // First from the point's own reduced closed form (usually already a root of the full map:
+    // zero iterations), then, if that fails, warm-started from the previous converged point.
+    Solution s = solve(at(base, name, t), options.solve);
+    if (!s.converged() && x0.size() == 10) {
+      SolveOptions so = options.solve;
+      so.start = order_from_vector(x0);
+      Solution warm = solve(at(base, name, t), so);
+      if (warm.converged() || warm.residual_norm < s.residual_norm) s = std::move(warm);
+    }
     numerics::SolveResult r;
     r.status = s.status;
     r.x = to_vector(s.order);

@@ -9,7 +9,9 @@ namespace icl::lowrank {
 
 struct SweepOptions {
   SolveOptions solve;       // method, moments, solver tolerances
-  bool warm_start = true;   // Saddle: start each point from the previous converged one
+  // Saddle: each point starts from its own reduced closed form; when that fails, from the
+  // previous converged point (warm start), with step halving (continuation).
+  bool warm_start = true;
   int max_halvings = 6;     // Saddle: continuation step halving on failure
   // Called after each point (done, total) for progress reports; may be empty.
   std::function<void(std::size_t, std::size_t)> on_progress;

@@ -1,0 +1,57 @@
+// Time per theory solve (saddle point with quadrature, saddle with closed forms, reduced,
+// Letey/Lu), a 400-point sweep, and a 100 x 100 phase grid.
+#include <benchmark/benchmark.h>
+
+#include "theory/lowrank.hpp"
+#include "theory/sweep.hpp"
+
+using namespace icl::lowrank;
+
+namespace {
+
+void solve_at_defaults(benchmark::State& state, SolveOptions opt) {
+  const Params p;
+  for (auto _ : state) {
+    Solution s = solve(p, opt);
+    if (!s.converged()) state.SkipWithError("not converged");
+    benchmark::DoNotOptimize(s.error.idg);
+  }
+}
+
+void BM_SaddleQuadrature(benchmark::State& state) { solve_at_defaults(state, {.method = Method::Saddle}); }
+void BM_SaddleClosedForm(benchmark::State& state) {
+  solve_at_defaults(state, {.method = Method::Saddle, .moments = icl::numerics::MomentMethod::Exact});
+}
+void BM_Reduced(benchmark::State& state) { solve_at_defaults(state, {.method = Method::Reduced}); }
+void BM_Letey(benchmark::State& state) { solve_at_defaults(state, {.method = Method::Letey}); }
+
+// The authors' start (all ones) and their damped iteration + Ceres, with quadrature.
+void BM_SaddleFromOnes(benchmark::State& state) {
+  OrderParams ones;
+  ones.q = ones.m = ones.chi = ones.qbar = ones.chibar = 1;
+  ones.qhat = ones.mhat = ones.chihat = ones.qbarhat = ones.chibarhat = 1;
+  solve_at_defaults(state, {.method = Method::Saddle, .start = ones});
+}
+
+void BM_Sweep400(benchmark::State& state) {
+  const auto alphas = logspace(0.1, 100, 400);
+  for (auto _ : state) benchmark::DoNotOptimize(sweep(Params{}, "alpha", alphas));
+}
+
+void BM_Phase100x100(benchmark::State& state) {
+  const auto rhos = linspace(0.01, 1.0, 100), kappas = linspace(0.05, 2.0, 100);
+  PhaseOptions po;
+  po.threads = static_cast<int>(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(phase_grid(Params{}, "rho", rhos, "kappa", kappas, po));
+}
+
+}  // namespace
+
+BENCHMARK(BM_SaddleQuadrature)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SaddleClosedForm)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SaddleFromOnes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Reduced)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Letey)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Sweep400)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Phase100x100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_MAIN();
