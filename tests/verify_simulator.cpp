@@ -157,3 +157,15 @@ TEST_CASE("same seed gives the same output, independent of the thread count") {
   const Estimate d = LowRankSimulator(p, o).run();
   CHECK(d.get("error.tm").mean != a.get("error.tm").mean);
 }
+
+TEST_CASE("packed (AVX2 when available) normal operator equals the Eigen products") {
+  Params p = base_params();
+  for (int D : {7, 12, 17}) {
+    Rng rng(40 + D);
+    const Dataset d = generate(p, D, rng, Assignment::Random, Sampler::Factorized);
+    const MatrixXd G = MatrixXd::Random(D, D);
+    const MatrixXd a = apply_normal_operator(d, G, 0.1, false);
+    const MatrixXd b = apply_normal_operator(d, G, 0.1, true);
+    CHECK(max_abs(a - b) < 1e-13 * max_abs(a));
+  }
+}

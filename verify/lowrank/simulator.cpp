@@ -14,6 +14,7 @@
 #include <Eigen/QR>
 
 #include "numerics/error.hpp"
+#include "verify/lowrank/normal_kernel.hpp"
 
 namespace icl::verify {
 
@@ -186,14 +187,22 @@ void check_well_posed(const Dataset& d, double lambda, bool min_norm) {
 struct NormalOperator {
   const Dataset& d;
   double ridge;  // lambda M0 / N
-  MatrixXd XG;   // N x D work space
-  NormalOperator(const Dataset& data, double lambda)
-      : d(data), ridge(lambda * data.n.M0 / double(data.n.N)), XG(data.n.N, data.n.D) {}
+  std::optional<PackedNormalOperator> packed;  // the fast kernel (normal_kernel.hpp)
+  MatrixXd XG;   // N x D work space of the Eigen path
+  NormalOperator(const Dataset& data, double lambda, bool use_packed = true)
+      : d(data), ridge(lambda * data.n.M0 / double(data.n.N)) {
+    if (use_packed) packed.emplace(d.X, d.Sm);
+    else XG.resize(d.n.N, d.n.D);
+  }
   void apply(const MatrixXd& G, MatrixXd& out) {
-    XG.noalias() = d.X * G;
-    const VectorXd u = XG.cwiseProduct(d.Sm).rowwise().sum();
-    XG.array() = d.Sm.array().colwise() * u.array();
-    out.noalias() = d.X.transpose() * XG;
+    if (packed) {
+      packed->apply(G, out);
+    } else {
+      XG.noalias() = d.X * G;
+      const VectorXd u = XG.cwiseProduct(d.Sm).rowwise().sum();
+      XG.array() = d.Sm.array().colwise() * u.array();
+      out.noalias() = d.X.transpose() * XG;
+    }
     out /= double(d.n.N);
     if (ridge != 0.0) out += ridge * G;
   }
@@ -227,8 +236,9 @@ double dot(const MatrixXd& a, const MatrixXd& b) { return a.cwiseProduct(b).sum(
 
 }  // namespace
 
-MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda) {
-  NormalOperator op(d, lambda);
+MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda,
+                               bool packed) {
+  NormalOperator op(d, lambda, packed);
   MatrixXd out(d.n.D, d.n.D);
   op.apply(G, out);
   return out;

@@ -100,7 +100,9 @@ TrainResult train_cg(const Dataset& d, double lambda, double tolerance, int max_
                      bool precondition = true);
 TrainResult train_direct(const Dataset& d, double lambda, bool min_norm = false);
 // The normal operator (1/N)[X^T diag(rowdot(X G, Sm)) Sm] + (lambda M0/N) G and right side.
-MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda);
+// packed: the AVX2/FMA kernel of normal_kernel.hpp (used by the solvers); else Eigen products.
+MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda,
+                               bool packed = false);
 MatrixXd normal_rhs(const Dataset& d);
 double training_loss(const Dataset& d, const MatrixXd& G, double lambda);  // the sum loss
 
