@@ -1,0 +1,422 @@
+// Params, solve, sweep, phase_grid and the phase helpers (theory/params.hpp, lowrank.hpp,
+// sweep.hpp).
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "numerics/error.hpp"
+#include "python/bindings.hpp"
+#include "theory/lowrank.hpp"
+#include "theory/params.hpp"
+#include "theory/sweep.hpp"
+
+namespace icl::python {
+namespace {
+
+using lowrank::Params;
+using lowrank::Solution;
+
+numerics::MomentMethod moments_from_string(const std::string& s) {
+  if (s == "quadrature") return numerics::MomentMethod::Quadrature;
+  if (s == "exact") return numerics::MomentMethod::Exact;
+  throw InvalidParams("moments", "must be quadrature or exact (got '" + s + "')");
+}
+
+lowrank::SolveOptions solve_options(const std::string& method, const std::string& moments,
+                                    double residual_tolerance, int max_iterations) {
+  lowrank::SolveOptions o;
+  o.method = lowrank::method_from_string(method);
+  o.moments = moments_from_string(moments);
+  if (!(residual_tolerance > 0)) throw InvalidParams("residual_tolerance", "must be > 0");
+  if (max_iterations < 1) throw InvalidParams("max_iterations", "must be >= 1");
+  o.solver.residual_tolerance = residual_tolerance;
+  o.solver.max_iterations = max_iterations;
+  return o;
+}
+
+// The order parameters with their names, in the order of `icl solve --json`.
+std::vector<std::pair<const char*, double>> order_fields(const lowrank::OrderParams& o) {
+  return {{"q", o.q},       {"m", o.m},           {"chi", o.chi},       {"qbar", o.qbar},
+          {"chibar", o.chibar}, {"mbar", o.mbar}, {"m0", o.m0},         {"q0", o.q0},
+          {"qhat", o.qhat}, {"mhat", o.mhat},     {"chihat", o.chihat}, {"qbarhat", o.qbarhat},
+          {"chibarhat", o.chibarhat}};
+}
+
+// Letey/Lu is ridgeless: these are not defined for it (as in `icl solve --json`).
+bool ridgeless_only(const std::string& n) {
+  return n == "chi" || n == "chibar" || n == "qhat" || n == "mhat" || n == "chihat" ||
+         n == "qbarhat" || n == "chibarhat";
+}
+
+py::dict order_dict(const Solution& s) {
+  py::dict d;
+  for (const auto& [name, v] : order_fields(s.order)) {
+    if (s.method == lowrank::Method::Letey && ridgeless_only(name)) continue;
+    d[name] = v;
+  }
+  return d;
+}
+
+py::dict components_dict(const lowrank::Components& c) {
+  py::dict d;
+  d["algo"] = c.algo;
+  d["mem"] = c.mem;
+  d["struct"] = c.structural;
+  return d;
+}
+
+py::dict decomposition_dict(const lowrank::Decomposition& x) {
+  py::dict d;
+  d["tm"] = components_dict(x.tm);
+  d["idg"] = components_dict(x.idg);
+  d["odg"] = components_dict(x.odg);
+  return d;
+}
+
+py::dict error_dict(const lowrank::Errors& e) {
+  py::dict d;
+  d["tm"] = e.tm;
+  d["idg"] = e.idg;
+  d["odg"] = e.odg;
+  return d;
+}
+
+py::dict params_dict(const Params& p) {
+  py::dict d;
+  for (const auto& name : Params::names()) d[py::str(name)] = p.get(name);
+  return d;
+}
+
+// The raw fields (alpha_test as stored, negative = alpha), in constructor order.
+std::vector<std::pair<const char*, double>> raw_fields(const Params& p) {
+  return {{"alpha", p.alpha}, {"alpha_test", p.alpha_test}, {"tau", p.tau},
+          {"kappa", p.kappa}, {"rho", p.rho},               {"sigma", p.sigma},
+          {"sigma_test", p.sigma_test}, {"lambda_", p.lambda}};
+}
+
+// Params(alpha=2.0, ...) with Python's shortest round-trip float repr: eval(repr(p)) == p.
+std::string params_repr(const Params& p) {
+  std::string r = "Params(";
+  const char* sep = "";
+  for (const auto& [name, v] : raw_fields(p)) {
+    r += sep;
+    r += name;
+    r += "=";
+    r += py::repr(py::float_(v)).cast<std::string>();
+    sep = ", ";
+  }
+  return r + ")";
+}
+
+py::dict solution_dict(const Solution& s) {
+  py::dict d;
+  d["params"] = params_dict(s.params);
+  d["method"] = lowrank::to_string(s.method);
+  d["converged"] = s.converged();
+  d["status"] = numerics::to_string(s.status);
+  d["residual_norm"] = s.residual_norm;
+  d["iterations"] = s.iterations;
+  d["message"] = s.message;
+  d["order"] = order_dict(s);
+  d["error"] = error_dict(s.error);
+  d["decomposition"] = decomposition_dict(s.decomposition);
+  d["regime"] = lowrank::to_string(s.regime);
+  d["effective_ridge"] = -s.z;
+  d["z"] = s.z;
+  d["e"] = s.e;
+  d["nu"] = s.nu;
+  return d;
+}
+
+// Columns of a sweep / phase grid (as the TSV of `icl sweep`): value -> getter.
+struct Column {
+  const char* name;
+  double (*get)(const Solution&);
+};
+const std::vector<Column>& columns() {
+  static const std::vector<Column> c = {
+      {"tm", [](const Solution& s) { return s.error.tm; }},
+      {"idg", [](const Solution& s) { return s.error.idg; }},
+      {"odg", [](const Solution& s) { return s.error.odg; }},
+      {"tm_algo", [](const Solution& s) { return s.decomposition.tm.algo; }},
+      {"tm_mem", [](const Solution& s) { return s.decomposition.tm.mem; }},
+      {"tm_struct", [](const Solution& s) { return s.decomposition.tm.structural; }},
+      {"idg_algo", [](const Solution& s) { return s.decomposition.idg.algo; }},
+      {"idg_mem", [](const Solution& s) { return s.decomposition.idg.mem; }},
+      {"idg_struct", [](const Solution& s) { return s.decomposition.idg.structural; }},
+      {"odg_algo", [](const Solution& s) { return s.decomposition.odg.algo; }},
+      {"odg_mem", [](const Solution& s) { return s.decomposition.odg.mem; }},
+      {"odg_struct", [](const Solution& s) { return s.decomposition.odg.structural; }},
+      {"q", [](const Solution& s) { return s.order.q; }},
+      {"m", [](const Solution& s) { return s.order.m; }},
+      {"chi", [](const Solution& s) { return s.order.chi; }},
+      {"qbar", [](const Solution& s) { return s.order.qbar; }},
+      {"chibar", [](const Solution& s) { return s.order.chibar; }},
+      {"mbar", [](const Solution& s) { return s.order.mbar; }},
+      {"m0", [](const Solution& s) { return s.order.m0; }},
+      {"q0", [](const Solution& s) { return s.order.q0; }},
+      {"qhat", [](const Solution& s) { return s.order.qhat; }},
+      {"mhat", [](const Solution& s) { return s.order.mhat; }},
+      {"chihat", [](const Solution& s) { return s.order.chihat; }},
+      {"qbarhat", [](const Solution& s) { return s.order.qbarhat; }},
+      {"chibarhat", [](const Solution& s) { return s.order.chibarhat; }},
+      {"z", [](const Solution& s) { return s.z; }},
+      {"e", [](const Solution& s) { return s.e; }},
+  };
+  return c;
+}
+
+// Arrays of `shape` from the solutions (row-major), NaN where a point did not converge (and for
+// the quantities Letey/Lu does not define).
+py::dict solutions_to_arrays(const std::vector<Solution>& sols, std::vector<py::ssize_t> shape) {
+  py::dict out;
+  const std::size_t n = sols.size();
+  const double nan = std::nan("");
+  py::array_t<bool> conv(shape);
+  py::array_t<double> resid(shape);
+  py::array_t<int> iters(shape);
+  for (std::size_t i = 0; i < n; ++i) {
+    conv.mutable_data()[i] = sols[i].converged();
+    resid.mutable_data()[i] = sols[i].residual_norm;
+    iters.mutable_data()[i] = sols[i].iterations;
+  }
+  out["converged"] = conv;
+  out["residual"] = resid;
+  out["iterations"] = iters;
+  for (const auto& c : columns()) {
+    py::array_t<double> a(shape);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Solution& s = sols[i];
+      const bool undefined = s.method == lowrank::Method::Letey && ridgeless_only(c.name);
+      a.mutable_data()[i] = (s.converged() && !undefined) ? c.get(s) : nan;
+    }
+    out[c.name] = a;
+  }
+  return out;
+}
+
+// Params(**kwargs) accepts the field names, "lambda" (a Python keyword: use lambda_ or
+// **{"lambda": ...}) and "gamma" (sets tau = gamma * kappa after everything else).
+Params make_params(double alpha, double alpha_test, double tau, double kappa, double rho,
+                   double sigma, double sigma_test, double lambda_, std::optional<double> gamma,
+                   const py::kwargs& extra) {
+  Params p{.alpha = alpha, .alpha_test = alpha_test, .tau = tau, .kappa = kappa, .rho = rho,
+           .sigma = sigma, .sigma_test = sigma_test, .lambda = lambda_};
+  for (const auto& item : extra) {
+    const std::string key = py::str(item.first);
+    if (key != "lambda")
+      throw py::type_error("Params() got an unexpected keyword argument '" + key + "'");
+    p.lambda = item.second.cast<double>();
+  }
+  if (gamma) p.set("gamma", *gamma);
+  return p;
+}
+
+}  // namespace
+
+void bind_theory(py::module_& m) {
+  const Params def{};
+  py::class_<Params> params_class(m, "Params",
+      "Parameters of the low-rank ICL problem (all ratios to the token dimension D).\n\n"
+      "alpha: context length L/D; alpha_test: test context L_t/D (negative = alpha);\n"
+      "tau: sequences N/D^2; kappa: tasks M0/D; rho: task rank r/D in (0, 1];\n"
+      "sigma, sigma_test: label-noise std (train, test); lambda_: ridge.\n"
+      "gamma = tau/kappa may be given instead of tau. The constructor does not\n"
+      "validate; validate() and solve() raise InvalidParams (ValueError) naming\n"
+      "the field.");
+  params_class
+      .def(py::init(&make_params), py::kw_only(), py::arg("alpha") = def.alpha,
+           py::arg("alpha_test") = def.alpha_test, py::arg("tau") = def.tau,
+           py::arg("kappa") = def.kappa, py::arg("rho") = def.rho, py::arg("sigma") = def.sigma,
+           py::arg("sigma_test") = def.sigma_test, py::arg("lambda_") = def.lambda,
+           py::arg("gamma") = py::none(),
+           "Keyword arguments only; defaults are the paper's decomposition figure. `lambda` may\n"
+           "be passed as **{'lambda': x}; `gamma` (if given) sets tau = gamma * kappa.")
+      .def_readwrite("alpha", &Params::alpha, "context length L / D")
+      .def_readwrite("alpha_test", &Params::alpha_test, "test context L_t / D (negative: alpha)")
+      .def_readwrite("tau", &Params::tau, "sequences N / D^2")
+      .def_readwrite("kappa", &Params::kappa, "pretraining tasks M0 / D (setting it keeps tau)")
+      .def_readwrite("rho", &Params::rho, "task rank r / D, in (0, 1]")
+      .def_readwrite("sigma", &Params::sigma, "label-noise standard deviation (pretraining)")
+      .def_readwrite("sigma_test", &Params::sigma_test, "label-noise standard deviation (test)")
+      .def_readwrite("lambda_", &Params::lambda, "ridge: the loss adds lambda M0 |Gamma|_F^2")
+      .def_property(
+          "gamma", &Params::gamma, [](Params& p, double g) { p.set("gamma", g); },
+          "tau / kappa = N / (M0 D); setting it sets tau = gamma * kappa")
+      .def_property_readonly("effective_alpha_test", &Params::effective_alpha_test,
+                             "alpha_test, or alpha when alpha_test < 0")
+      .def_property_readonly("nu", &Params::nu, "(1 + sigma^2) / alpha: the context-induced ridge")
+      .def("validate", &Params::validate,
+           "Raise InvalidParams (ValueError) naming the field when a value is out of range.")
+      .def("validate_for_saddle_point", &Params::validate_for_saddle_point,
+           "validate() plus lambda > 0 or tau > 1 (the saddle point's requirement).")
+      .def("get", &Params::get, py::arg("name"), "Value by name (names()); includes gamma, lambda.")
+      .def("set", &Params::set, py::arg("name"), py::arg("value"),
+           "Set by name; 'gamma' sets tau = gamma * kappa.")
+      .def_static("names", &Params::names, "Names usable with get/set, sweep and phase_grid.")
+      .def("to_dict", &params_dict, "{name: value} for every name in names().")
+      .def("copy", [](const Params& p) { return p; }, "A copy.")
+      .def("__copy__", [](const Params& p) { return p; })
+      .def("__deepcopy__", [](const Params& p, py::dict) { return p; }, py::arg("memo"))
+      .def("__repr__", &params_repr)
+      .def("__eq__",
+           [](const Params& a, const Params& b) { return raw_fields(a) == raw_fields(b); })
+      .def(py::pickle(
+          [](const Params& p) {
+            return py::make_tuple(p.alpha, p.alpha_test, p.tau, p.kappa, p.rho, p.sigma,
+                                  p.sigma_test, p.lambda);
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 8) throw std::runtime_error("Params: bad pickle state");
+            return Params{.alpha = t[0].cast<double>(), .alpha_test = t[1].cast<double>(),
+                          .tau = t[2].cast<double>(), .kappa = t[3].cast<double>(),
+                          .rho = t[4].cast<double>(), .sigma = t[5].cast<double>(),
+                          .sigma_test = t[6].cast<double>(), .lambda = t[7].cast<double>()};
+          }));
+  // `p.lambda` is a syntax error in Python but getattr(p, "lambda") works.
+  params_class.def_readwrite("lambda", &Params::lambda, "same as lambda_");
+
+  py::class_<Solution>(m, "Solution",
+                       "Result of solve(): convergence facts (converged, status, residual_norm,\n"
+                       "iterations, message) and, to be trusted only when converged, the order\n"
+                       "parameters, errors, decomposition, z, e, nu.")
+      .def_property_readonly("params", [](const Solution& s) { return s.params; },
+                             "the Params solved")
+      .def_property_readonly("method", [](const Solution& s) { return lowrank::to_string(s.method); },
+                             "'saddle' | 'reduced' | 'letey'")
+      .def_property_readonly("converged", &Solution::converged, "residual below the tolerance")
+      .def_property_readonly("status", [](const Solution& s) { return numerics::to_string(s.status); },
+                             "solver status as a string")
+      .def_readonly("residual_norm", &Solution::residual_norm, "|F(x*)|_2 recomputed at the result")
+      .def_readonly("iterations", &Solution::iterations, "solver iterations")
+      .def_readonly("message", &Solution::message, "solver report / reason for failure")
+      .def_property_readonly("order", &order_dict,
+                             "order parameters {q, m, chi, qbar, chibar, mbar, m0, q0, qhat, mhat,\n"
+                             "chihat, qbarhat, chibarhat} (Letey: without chi/chibar/conjugates)")
+      .def_property_readonly("error", [](const Solution& s) { return error_dict(s.error); },
+                             "{tm, idg, odg} test errors")
+      .def_property_readonly(
+          "decomposition", [](const Solution& s) { return decomposition_dict(s.decomposition); },
+          "{tm|idg|odg: {algo, mem, struct}}; the three pieces sum to the error (zeros for letey)")
+      .def_property_readonly("regime", [](const Solution& s) { return lowrank::to_string(s.regime); },
+                             "'task-rich' | 'task-poor' | 'boundary'")
+      .def_readonly("z", &Solution::z, "spectral argument; -z is the effective ridge on S")
+      .def_readonly("e", &Solution::e, "E_train / tau: weight of the memorization noise")
+      .def_readonly("nu", &Solution::nu, "(1 + sigma^2) / alpha")
+      .def("to_dict", &solution_dict, "Everything as nested dicts (the `icl solve --json` layout).")
+      .def("__repr__", [](const Solution& s) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "<Solution %s %s residual=%.3g iterations=%d tm=%.6g idg=%.6g odg=%.6g>",
+                      lowrank::to_string(s.method), s.converged() ? "converged" : "NOT converged",
+                      s.residual_norm, s.iterations, s.error.tm, s.error.idg, s.error.odg);
+        return std::string(buf);
+      });
+
+  m.def(
+      "solve",
+      [](const Params& p, const std::string& method, const std::string& moments,
+         double residual_tolerance, int max_iterations, std::optional<Solution> start) {
+        auto o = solve_options(method, moments, residual_tolerance, max_iterations);
+        if (start) o.start = start->order;
+        py::gil_scoped_release release;
+        return lowrank::solve(p, o);
+      },
+      py::arg("params"), py::kw_only(), py::arg("method") = "saddle",
+      py::arg("moments") = "quadrature", py::arg("residual_tolerance") = 1e-10,
+      py::arg("max_iterations") = 200, py::arg("start") = py::none(),
+      "Solve the theory at `params` and return a Solution.\n\n"
+      "method: 'saddle' (full replica saddle point), 'reduced' (scalar closed forms) or 'letey'\n"
+      "(Letey/Lu deterministic equivalent). moments: 'quadrature' | 'exact' spectral moments for\n"
+      "the saddle point. start: a previous Solution to warm-start from. Raises InvalidParams\n"
+      "(ValueError) for bad parameters; non-convergence is reported in .converged/.status,\n"
+      "never raised.");
+
+  m.def(
+      "sweep",
+      [](const Params& p, const std::string& name, const std::vector<double>& values,
+         const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
+         double residual_tolerance) {
+        lowrank::SweepOptions o;
+        o.solve = solve_options(method, moments, residual_tolerance, 200);
+        o.warm_start = warm_start;
+        o.max_halvings = max_halvings;
+        std::vector<Solution> sols;
+        {
+          py::gil_scoped_release release;
+          sols = lowrank::sweep(p, name, values, o);
+        }
+        py::dict out = solutions_to_arrays(sols, {static_cast<py::ssize_t>(sols.size())});
+        py::array_t<double> v(static_cast<py::ssize_t>(values.size()));
+        for (std::size_t i = 0; i < values.size(); ++i) v.mutable_data()[i] = values[i];
+        out[py::str(name)] = v;
+        return out;
+      },
+      py::arg("params"), py::arg("name"), py::arg("values"), py::kw_only(),
+      py::arg("method") = "saddle", py::arg("moments") = "quadrature",
+      py::arg("warm_start") = true, py::arg("max_halvings") = 6,
+      py::arg("residual_tolerance") = 1e-10,
+      "Solve along one parameter (`name` in Params.names()) over `values`.\n\n"
+      "Returns a dict of 1-D numpy arrays: the varied parameter under its own name, converged\n"
+      "(bool), residual, iterations, tm, idg, odg, the decomposition pieces (tm_algo, tm_mem,\n"
+      "tm_struct, idg_*, odg_*), the order parameters, z and e; NaN where a point did not\n"
+      "converge. Every point is validated first (InvalidParams names the bad one).");
+
+  m.def(
+      "phase_grid",
+      [](const Params& p, const std::string& x_name, const std::vector<double>& xs,
+         const std::string& y_name, const std::vector<double>& ys, const std::string& method,
+         const std::string& moments, int threads) {
+        lowrank::PhaseOptions o;
+        o.solve = solve_options(method, moments, 1e-10, 200);
+        if (threads < 0) throw InvalidParams("threads", "must be >= 0");
+        o.threads = threads;
+        std::vector<Solution> sols;
+        {
+          py::gil_scoped_release release;
+          sols = lowrank::phase_grid(p, x_name, xs, y_name, ys, o);
+        }
+        const auto nx = static_cast<py::ssize_t>(xs.size());
+        const auto ny = static_cast<py::ssize_t>(ys.size());
+        py::dict out = solutions_to_arrays(sols, {nx, ny});
+        py::array_t<double> X({nx, ny}), Y({nx, ny});
+        for (py::ssize_t i = 0; i < nx; ++i)
+          for (py::ssize_t j = 0; j < ny; ++j) {
+            X.mutable_at(i, j) = xs[static_cast<std::size_t>(i)];
+            Y.mutable_at(i, j) = ys[static_cast<std::size_t>(j)];
+          }
+        out[py::str(x_name)] = X;
+        out[py::str(y_name)] = Y;
+        py::array_t<int> reg({nx, ny});
+        for (std::size_t k = 0; k < sols.size(); ++k)
+          reg.mutable_data()[k] = static_cast<int>(sols[k].regime);
+        out["regime"] = reg;
+        return out;
+      },
+      py::arg("params"), py::arg("x_name"), py::arg("xs"), py::arg("y_name"), py::arg("ys"),
+      py::kw_only(), py::arg("method") = "saddle", py::arg("moments") = "quadrature",
+      py::arg("threads") = 0,
+      "Solve on the grid xs x ys of two parameters. Returns a dict of 2-D numpy arrays of shape\n"
+      "(len(xs), len(ys)) (element [i, j] at x = xs[i], y = ys[j]): the same quantities as\n"
+      "sweep(), the two parameters under their names, and regime (0 task-rich, 1 task-poor,\n"
+      "2 boundary). threads = 0 uses every core; results do not depend on it.");
+
+  m.def("regime", [](const Params& p) { return std::string(lowrank::to_string(lowrank::regime(p))); },
+        py::arg("params"), "'task-rich' (rho < kappa), 'task-poor' (rho > kappa) or 'boundary'.");
+  m.def("critical_rho", &lowrank::critical_rho, py::arg("params"),
+        "Phase boundary rho_c = kappa (inside (0, 1] only when kappa <= 1).");
+  m.def("has_transition", &lowrank::has_transition, py::arg("params"),
+        "True when kappa < 1: the boundary rho = kappa is reachable.");
+  m.def("atom_mass", &lowrank::atom_mass, py::arg("params"),
+        "Marchenko-Pastur atom at 0 inside span(A): max(0, 1 - kappa/rho).");
+  m.def("interpolation_tau", &lowrank::interpolation_tau,
+        "tau = 1 (N = D^2): the ridgeless interpolation threshold.");
+}
+
+}  // namespace icl::python

@@ -1,0 +1,12 @@
+// Internal to the icl_theory Python module: one registration function per area.
+#pragma once
+#include <pybind11/pybind11.h>
+
+namespace icl::python {
+namespace py = pybind11;
+
+void bind_theory(py::module_& m);    // Params, solve, sweep, phase_grid, phases
+void bind_spectral(py::module_& m);  // spectral measures, resolvent moments, integrate
+void bind_verify(py::module_& m);    // simulate, LowRankSimulator, patch checks
+
+}  // namespace icl::python

@@ -1,0 +1,71 @@
+"""icl_theory: the exact rank-1 patch (run with unittest)."""
+import unittest
+
+import numpy as np
+
+import icl_theory as icl
+
+
+class Rank1PatchTest(unittest.TestCase):
+    def test_identity_in_numpy(self):
+        rng = np.random.default_rng(5)
+        W = rng.standard_normal((7, 4))
+        u = rng.standard_normal(4)
+        a = rng.standard_normal(4)
+        r = icl.rank1_patch(W, u, a)
+        self.assertEqual(r["status"], "ok")
+        self.assertEqual(r["dW"].shape, (7, 4))
+        np.testing.assert_allclose((W + r["dW"]) @ a, W @ u, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(r["db"], W @ (u - a), atol=1e-12)
+        self.assertAlmostEqual(r["anchor_norm"], np.linalg.norm(a), places=13)
+        self.assertEqual(np.linalg.matrix_rank(r["dW"], tol=1e-10), 1)
+
+    def test_degenerate_anchor_and_shapes(self):
+        W = np.eye(3)
+        r = icl.rank1_patch(W, np.ones(3), np.zeros(3))
+        self.assertEqual(r["status"], "degenerate-anchor")
+        self.assertEqual(np.abs(r["dW"]).max(), 0.0)
+        with self.assertRaises(ValueError):
+            icl.rank1_patch(W, np.ones(2), np.ones(3))
+
+
+class PatchCheckTest(unittest.TestCase):
+    def test_plain_softmax_block_is_exact(self):
+        r = icl.patch_check(d=2, context=12, prompts=3, seed=4)
+        self.assertLess(r["max_rel_diff"], 1e-10)
+        self.assertGreater(r["max_rel_diff"], 0.0)  # computed, not skipped
+        self.assertEqual(r["rank"], 1)
+        self.assertEqual(r["degenerate_anchors"], 0)
+        self.assertEqual(len(r["per_layer"]), 1)
+
+    def test_pre_ln_stack_is_exact_and_controls_fail(self):
+        cfg = dict(d=2, context=10, prompts=2, layers=3, layernorm=True, width=16,
+                   mlp_hidden=16, seed=9)
+        full = icl.patch_check(**cfg)
+        self.assertLess(full["max_rel_diff"], 1e-9)
+        self.assertEqual(len(full["per_layer"]), 3)
+        # negative controls: patch only the first block; weight only (no bias) in residual blocks
+        self.assertGreater(icl.patch_check(**cfg, patch_layers=1)["max_rel_diff"], 1e-4)
+        self.assertGreater(icl.patch_check(**cfg, mode="weight-only")["max_rel_diff"], 1e-4)
+
+    def test_float_precision(self):
+        r = icl.patch_check(d=2, context=12, prompts=2, precision="float", seed=4)
+        self.assertLess(r["max_rel_diff"], 1e-3)
+        self.assertGreater(r["max_rel_diff"], 1e-12)  # really single precision
+
+    def test_other_layers(self):
+        for kind in ("linear", "rnn"):
+            r = icl.patch_check(kind=kind, context=8, prompts=2)
+            self.assertLess(r["max_rel_diff"], 1e-9, kind)
+
+    def test_bad_arguments(self):
+        with self.assertRaises(ValueError):
+            icl.patch_check(kind="lstm")
+        with self.assertRaisesRegex(ValueError, "pos"):
+            icl.patch_check(context=4, pos=9)
+        with self.assertRaises(ValueError):
+            icl.patch_check(mode="half")
+
+
+if __name__ == "__main__":
+    unittest.main()

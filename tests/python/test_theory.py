@@ -1,0 +1,204 @@
+"""icl_theory: Params, solve, sweep, phase_grid and the phase helpers (run with unittest)."""
+import copy
+import math
+import pickle
+import unittest
+
+import numpy as np
+
+import icl_theory as icl
+
+QUANTITIES = ["tm", "idg", "odg", "tm_algo", "tm_mem", "tm_struct", "idg_algo", "idg_mem",
+              "idg_struct", "odg_algo", "odg_mem", "odg_struct", "q", "m", "mbar", "qbar", "m0",
+              "q0", "z", "e"]
+
+
+def flat(sol):
+    """The sweep columns of one Solution, by name."""
+    d = {"tm": sol.error["tm"], "idg": sol.error["idg"], "odg": sol.error["odg"],
+         "z": sol.z, "e": sol.e}
+    for proto, comp in sol.decomposition.items():
+        for piece, v in comp.items():
+            d[proto + "_" + piece] = v
+    d.update(sol.order)
+    return d
+
+
+class ParamsTest(unittest.TestCase):
+    def test_defaults_are_the_papers(self):
+        p = icl.Params()
+        self.assertEqual((p.alpha, p.alpha_test, p.tau, p.kappa, p.rho, p.sigma, p.sigma_test,
+                          p.lambda_), (2.0, -1.0, 2.25, 1.5, 0.9, 0.3, 0.0, 0.0))
+        self.assertAlmostEqual(p.gamma, 1.5, places=15)
+        self.assertEqual(p.effective_alpha_test, 2.0)
+        self.assertAlmostEqual(p.nu, (1 + 0.3 ** 2) / 2, places=15)
+
+    def test_gamma_lambda_and_names(self):
+        p = icl.Params(kappa=2.0, gamma=1.5)
+        self.assertAlmostEqual(p.tau, 3.0, places=14)
+        p.gamma = 2.0
+        self.assertAlmostEqual(p.tau, 4.0, places=14)
+        q = icl.Params(**{"lambda": 0.25})
+        self.assertEqual(q.lambda_, 0.25)
+        self.assertEqual(getattr(q, "lambda"), 0.25)
+        self.assertEqual(q.get("lambda"), 0.25)
+        q.set("rho", 0.5)
+        self.assertEqual(q.rho, 0.5)
+        self.assertIn("gamma", icl.Params.names())
+        with self.assertRaises(TypeError):
+            icl.Params(alhpa=1.0)
+        with self.assertRaises(TypeError):
+            icl.Params(2.0)  # keyword arguments only
+
+    def test_repr_pickle_copy_eq(self):
+        p = icl.Params(alpha=3.5, rho=0.25, lambda_=1e-3)
+        self.assertEqual(eval(repr(p), {"Params": icl.Params}), p)
+        self.assertEqual(pickle.loads(pickle.dumps(p)), p)
+        c = copy.copy(p)
+        c.alpha = 1.0
+        self.assertNotEqual(c, p)
+        self.assertEqual(p.to_dict()["rho"], 0.25)
+
+    def test_invalid_params_raise_value_error_naming_the_field(self):
+        p = icl.Params(rho=1.5)
+        with self.assertRaises(ValueError) as cm:
+            p.validate()
+        self.assertIn("rho", str(cm.exception))
+        self.assertIsInstance(cm.exception, icl.InvalidParams)
+        self.assertEqual(cm.exception.field, "rho")
+        with self.assertRaisesRegex(ValueError, "^rho: "):
+            icl.solve(p)
+        with self.assertRaisesRegex(ValueError, "alpha"):
+            icl.solve(icl.Params(alpha=float("nan")))
+        with self.assertRaisesRegex(ValueError, "method"):
+            icl.solve(icl.Params(), method="newton")
+        with self.assertRaisesRegex(ValueError, "lambda|tau"):
+            icl.Params(tau=0.5).validate_for_saddle_point()
+
+
+class SolveTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.p = icl.Params()
+        cls.saddle = icl.solve(cls.p)
+        cls.reduced = icl.solve(cls.p, method="reduced")
+
+    def test_converged_with_facts(self):
+        s = self.saddle
+        self.assertTrue(s.converged)
+        self.assertEqual(s.status, "converged")
+        self.assertLess(s.residual_norm, 1e-10)
+        self.assertGreaterEqual(s.iterations, 0)  # 0 when the reduced start is already a root
+        self.assertEqual(s.method, "saddle")
+        self.assertEqual(s.regime, "task-rich")
+        self.assertEqual(s.params, self.p)
+        self.assertEqual(set(s.order), {"q", "m", "chi", "qbar", "chibar", "mbar", "m0", "q0",
+                                        "qhat", "mhat", "chihat", "qbarhat", "chibarhat"})
+        self.assertAlmostEqual(s.nu, self.p.nu, places=15)
+        d = s.to_dict()
+        self.assertEqual(d["error"], s.error)
+        self.assertEqual(d["effective_ridge"], -s.z)
+        self.assertIn("converged", repr(s))
+
+    def test_reduced_agrees_with_saddle(self):
+        a, b = flat(self.saddle), flat(self.reduced)
+        for k in QUANTITIES:
+            self.assertTrue(math.isclose(a[k], b[k], rel_tol=1e-9, abs_tol=1e-9),
+                            f"{k}: saddle {a[k]!r} vs reduced {b[k]!r}")
+
+    def test_saddle_from_a_far_start_agrees_with_reduced(self):
+        # The default saddle start is the reduced solution itself; start far away instead so that
+        # Ceres really iterates on the ten quadrature-based equations.
+        far = icl.solve(icl.Params(alpha=6.0, sigma=0.8, kappa=3.0))
+        s = icl.solve(self.p, start=far)
+        self.assertTrue(s.converged)
+        self.assertGreater(s.iterations, 0)
+        a, b = flat(s), flat(self.reduced)
+        for k in QUANTITIES:
+            self.assertTrue(math.isclose(a[k], b[k], rel_tol=1e-9, abs_tol=1e-9),
+                            f"{k}: saddle {a[k]!r} vs reduced {b[k]!r}")
+
+    def test_exact_moments_agree_with_quadrature(self):
+        s = icl.solve(self.p, moments="exact")
+        for k in ("tm", "idg", "odg"):
+            self.assertAlmostEqual(s.error[k], self.saddle.error[k], delta=1e-9)
+
+    def test_decomposition_sums_to_error(self):
+        for proto, comp in self.saddle.decomposition.items():
+            self.assertAlmostEqual(comp["algo"] + comp["mem"] + comp["struct"],
+                                   self.saddle.error[proto], delta=1e-10)
+
+    def test_warm_start_and_letey(self):
+        w = icl.solve(icl.Params(alpha=2.1), start=self.saddle)
+        self.assertTrue(w.converged)
+        self.assertAlmostEqual(w.error["idg"],
+                               icl.solve(icl.Params(alpha=2.1)).error["idg"], delta=1e-9)
+        letey = icl.solve(self.p, method="letey")
+        self.assertTrue(letey.converged)
+        self.assertNotIn("chi", letey.order)  # ridgeless: not defined
+
+    def test_errors_behave_physically(self):
+        # A longer context lowers the in-distribution error; more noise raises it.
+        self.assertLess(icl.solve(icl.Params(alpha=4.0)).error["idg"], self.saddle.error["idg"])
+        self.assertGreater(icl.solve(icl.Params(sigma=0.6)).error["idg"], self.saddle.error["idg"])
+
+
+class SweepTest(unittest.TestCase):
+    def test_sweep_matches_individual_solves(self):
+        p = icl.Params()
+        values = [0.5, 1.0, 2.0, 4.0]
+        out = icl.sweep(p, "alpha", values)
+        self.assertTrue(np.array_equal(out["alpha"], values))
+        self.assertEqual(out["converged"].dtype, np.bool_)
+        self.assertTrue(out["converged"].all())
+        self.assertTrue((out["residual"] < 1e-10).all())
+        for i, a in enumerate(values):
+            p.alpha = a
+            ref = flat(icl.solve(p))
+            for k in QUANTITIES:
+                self.assertTrue(math.isclose(out[k][i], ref[k], rel_tol=1e-8, abs_tol=1e-9),
+                                f"alpha={a} {k}: sweep {out[k][i]!r} vs solve {ref[k]!r}")
+
+    def test_sweep_gamma_and_reduced(self):
+        out = icl.sweep(icl.Params(), "gamma", np.linspace(1.0, 3.0, 3), method="reduced")
+        self.assertEqual(out["tm"].shape, (3,))
+        self.assertTrue(out["converged"].all())
+        # more sequences per task -> less memorization: TM error rises towards IDG
+        self.assertTrue(np.all(np.diff(out["odg"]) < 0) or np.all(np.diff(out["idg"]) < 0))
+
+    def test_sweep_rejects_an_invalid_point(self):
+        with self.assertRaisesRegex(ValueError, "rho"):
+            icl.sweep(icl.Params(), "rho", [0.5, 1.5])
+        with self.assertRaises(ValueError):
+            icl.sweep(icl.Params(), "not_a_parameter", [1.0])
+
+    def test_phase_grid(self):
+        xs, ys = [0.5, 1.2], [0.3, 0.6, 0.9]
+        out = icl.phase_grid(icl.Params(), "kappa", xs, "rho", ys, method="reduced", threads=2)
+        self.assertEqual(out["idg"].shape, (2, 3))
+        self.assertTrue(out["converged"].all())
+        self.assertTrue(np.array_equal(out["kappa"][:, 0], xs))
+        self.assertTrue(np.array_equal(out["rho"][0, :], ys))
+        ref = icl.solve(icl.Params(kappa=0.5, rho=0.9), method="reduced")
+        self.assertAlmostEqual(out["idg"][0, 2], ref.error["idg"], delta=1e-12)
+        # regime: rho < kappa task-rich (0), rho > kappa task-poor (1)
+        self.assertEqual(out["regime"][0, 2], 1)
+        self.assertEqual(out["regime"][1, 0], 0)
+
+
+class PhaseHelpersTest(unittest.TestCase):
+    def test_regime_and_boundary(self):
+        poor = icl.Params(kappa=0.5, rho=0.9)
+        self.assertEqual(icl.regime(poor), "task-poor")
+        self.assertEqual(icl.regime(icl.Params()), "task-rich")
+        self.assertEqual(icl.regime(icl.Params(kappa=0.5, rho=0.5)), "boundary")
+        self.assertEqual(icl.critical_rho(poor), 0.5)
+        self.assertTrue(icl.has_transition(poor))
+        self.assertFalse(icl.has_transition(icl.Params()))
+        self.assertAlmostEqual(icl.atom_mass(poor), 1 - 0.5 / 0.9, places=15)
+        self.assertEqual(icl.atom_mass(icl.Params()), 0.0)
+        self.assertEqual(icl.interpolation_tau(), 1.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
