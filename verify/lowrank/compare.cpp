@@ -106,7 +106,7 @@ std::vector<GridPoint> verify_grid(bool quick) {
 VerifyOptions VerifyOptions::quick() {
   VerifyOptions o;
   o.dims = {16, 24, 32, 40};
-  o.seeds = {48, 24, 12, 8};
+  o.seeds = {288, 144, 72, 48};
   return o;
 }
 
