@@ -25,10 +25,10 @@ class MarchenkoPasturTest(unittest.TestCase):
             mp = icl.MarchenkoPastur(ratio)
             for z in (-0.5, -2.0):
                 emp = np.mean(1.0 / (lam - z))
-                self.assertLess(abs(mp.stieltjes(z) / emp - 1), 0.03, f"ratio {ratio} z {z}")
+                self.assertLess(abs(mp.stieltjes(z) / emp - 1), 0.01, f"ratio {ratio} z {z}")
             z = 1.0 + 0.5j
             emp = np.mean(1.0 / (lam - z))
-            self.assertLess(abs(mp.stieltjes(z) - emp) / abs(emp), 0.03, f"ratio {ratio} z {z}")
+            self.assertLess(abs(mp.stieltjes(z) - emp) / abs(emp), 0.01, f"ratio {ratio} z {z}")
             # the conjugate half plane by symmetry
             self.assertAlmostEqual(mp.stieltjes(z.conjugate()), mp.stieltjes(z).conjugate())
 
@@ -97,12 +97,12 @@ class GeneralizedMarchenkoPasturTest(unittest.TestCase):
         g = icl.GeneralizedMarchenkoPastur(ratio, [(1.0, 0.5), (4.0, 0.5)])
         for z in (-0.5, -3.0):
             emp = np.mean(1.0 / (lam - z))
-            self.assertLess(abs(g.stieltjes(z) / emp - 1), 0.03)
+            self.assertLess(abs(g.stieltjes(z) / emp - 1), 0.01)  # measured ~1e-4; wrong weights 0.6/0.4 give 5-9%
         # well separated population: two support intervals, edges bracket the sample
         sup = g.support()
         self.assertEqual(len(sup), 2)
-        self.assertLess(abs(lam.min() / sup[0][0] - 1), 0.1)
-        self.assertLess(abs(lam.max() / sup[-1][1] - 1), 0.1)
+        self.assertLess(abs(lam.min() / sup[0][0] - 1), 0.05)
+        self.assertLess(abs(lam.max() / sup[-1][1] - 1), 0.05)
 
     def test_point_mass_mixture(self):
         rho, kappa = 0.6, 1.5
