@@ -124,6 +124,15 @@ class IntegrateTest(unittest.TestCase):
         lam = wishart_eigenvalues(500, 250, seed=3)
         self.assertLess(abs(v / np.mean(np.exp(-lam)) - 1), 0.02)
 
+    def test_numerical_error_is_a_runtime_error(self):
+        # a non-integrable integrand (pole inside the support) with a tiny GSL workspace
+        with self.assertRaisesRegex(RuntimeError, "gsl_integration") as cm:
+            icl.integrate(icl.MarchenkoPastur(0.5), lambda x: 1.0 / (x - 1.0) ** 3,
+                          max_subintervals=5)
+        self.assertIsInstance(cm.exception, icl.NumericalError)
+        with self.assertRaises(icl.NumericalError):
+            icl.integrate(icl.MarchenkoPastur(0.5), lambda x: float("nan"))
+
     def test_python_exception_propagates(self):
         def bad(x):
             raise ZeroDivisionError("inside the integrand")
