@@ -134,13 +134,19 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
-void emit_json(const nlohmann::json& j, const std::string& path) {
-  const std::string text = j.dump(2) + "\n";
+namespace {
+void emit_text(const std::string& text, const std::string& path) {
   if (path.empty() || path == "-") {
     std::cout << text;
   } else {
     write_file_atomically(path, text);
   }
+}
+}  // namespace
+
+void emit_json(const nlohmann::json& j, const std::string& path) { emit_text(j.dump(2) + "\n", path); }
+void emit_json(const nlohmann::ordered_json& j, const std::string& path) {
+  emit_text(j.dump(2) + "\n", path);
 }
 
 void emit_tsv(const Table& table, const std::string& path, const nlohmann::json& meta) {

@@ -52,6 +52,8 @@ void write_file_atomically(const std::string& path, const std::string& content);
 // JSON sidecar `path.json` with version, command line and `meta`.
 void emit_tsv(const Table& table, const std::string& path, const nlohmann::json& meta);
 void emit_json(const nlohmann::json& j, const std::string& path);
+// Keys in insertion order (the documented order of `icl solve --json`).
+void emit_json(const nlohmann::ordered_json& j, const std::string& path);
 
 // Progress line on stderr ("[name] i/n ...") for long runs.
 void progress(const std::string& what, std::size_t done, std::size_t total);

@@ -9,7 +9,7 @@
 namespace icl::cli {
 namespace {
 
-nlohmann::json components(const lowrank::Components& c) {
+nlohmann::ordered_json components(const lowrank::Components& c) {
   return {{"algo", c.algo}, {"mem", c.mem}, {"struct", c.structural}};
 }
 
@@ -31,13 +31,18 @@ bool ridgeless_only(const char* name) {
 
 }  // namespace
 
-nlohmann::json solution_to_json(const lowrank::Solution& s) {
-  nlohmann::json order = nlohmann::json::object();
+nlohmann::ordered_json solution_to_json(const lowrank::Solution& s) {
+  nlohmann::ordered_json order = nlohmann::ordered_json::object();
   for (const auto& [name, v] : order_fields(s.order)) {
     if (s.method == lowrank::Method::Letey && ridgeless_only(name)) continue;
     order[name] = v;
   }
-  return {{"params", params_to_json(s.params)},
+  const nlohmann::json pj = params_to_json(s.params);
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  for (const char* k : {"alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma",
+                        "sigma_test", "lambda"})
+    params[k] = pj.at(k);
+  return {{"params", params},
           {"method", lowrank::to_string(s.method)},
           {"converged", s.converged()},
           {"residual_norm", s.residual_norm},

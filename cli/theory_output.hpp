@@ -10,7 +10,7 @@
 
 namespace icl::cli {
 
-nlohmann::json solution_to_json(const lowrank::Solution& s);
+nlohmann::ordered_json solution_to_json(const lowrank::Solution& s);
 std::string solution_to_text(const lowrank::Solution& s);
 
 // Columns after the parameters: converged, residual, iterations, tm, idg, odg, the nine

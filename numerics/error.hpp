@@ -10,11 +10,12 @@ namespace icl {
 class InvalidParams : public std::invalid_argument {
  public:
   InvalidParams(std::string field, const std::string& message)
-      : std::invalid_argument(field + ": " + message), field_(std::move(field)) {}
+      : std::invalid_argument(field + ": " + message), field_(std::move(field)), detail_(message) {}
   const std::string& field() const noexcept { return field_; }
+  const std::string& detail() const noexcept { return detail_; }  // the message without the field
 
  private:
-  std::string field_;
+  std::string field_, detail_;
 };
 
 // A numerical routine could not deliver a trustworthy value (GSL status, failed root bracket,

@@ -25,7 +25,7 @@ void validate_point(const Params& p, Method method, const std::string& where) {
     if (method == Method::Letey) p.validate();
     else p.validate_for_saddle_point();
   } catch (const InvalidParams& e) {
-    throw InvalidParams(e.field(), std::string(e.what()) + " (at " + where + ")");
+    throw InvalidParams(e.field(), e.detail() + " (at " + where + ")");
   }
 }
 

@@ -1,0 +1,142 @@
+// The `icl` program as a user runs it: exit codes, messages, JSON, TSV files, atomic writes.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "theory/lowrank.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path scratch() {
+  const fs::path d = fs::path(ICL_BINARY_DIR) / "cli_test_scratch";
+  fs::create_directories(d);
+  return d;
+}
+
+Run run_icl(const std::string& args) {
+  const fs::path d = scratch();
+  const std::string cmd = std::string(ICL_EXE) + " " + args + " >" + (d / "stdout").string() +
+                          " 2>" + (d / "stderr").string();
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(d / "stdout");
+  r.err = slurp(d / "stderr");
+  return r;
+}
+
+int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("icl --help and --version") {
+  const Run h = run_icl("--help");
+  CHECK(h.code == 0);
+  CHECK(h.out.find("solve") != std::string::npos);
+  const Run v = run_icl("--version");
+  CHECK(v.code == 0);
+  CHECK(v.out.find("icl ") != std::string::npos);
+}
+
+TEST_CASE("icl solve prints the three errors and its JSON matches the library") {
+  const Run t = run_icl("solve");
+  REQUIRE(t.code == 0);
+  for (const char* k : {"TM", "IDG", "ODG"}) CHECK(t.out.find(k) != std::string::npos);
+  const Run j = run_icl("solve --json --alpha 3 --gamma 2 --rho 0.4 --lambda 0.1 --sigma-test 0.2");
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  CHECK(doc.at("converged").get<bool>());
+  CHECK(doc.at("method") == "saddle");
+  CHECK(doc.at("params").at("tau").get<double>() == doctest::Approx(2 * 1.5));
+  CHECK(doc.at("params").at("gamma").get<double>() == doctest::Approx(2));
+  icl::lowrank::Params p{.alpha = 3, .alpha_test = -1, .tau = 3, .kappa = 1.5, .rho = 0.4,
+                         .sigma = 0.3, .sigma_test = 0.2, .lambda = 0.1};
+  const auto s = icl::lowrank::solve(p);
+  CHECK(doc.at("error").at("idg").get<double>() == doctest::Approx(s.error.idg).epsilon(1e-14));
+  CHECK(doc.at("decomposition").at("odg").at("struct").get<double>() ==
+        doctest::Approx(s.decomposition.odg.structural).epsilon(1e-14));
+  for (const char* k : {"q", "m", "chi", "qbar", "chibar", "mbar", "m0", "q0", "qhat", "mhat",
+                        "chihat", "qbarhat", "chibarhat"})
+    CHECK(doc.at("order").contains(k));
+  CHECK(doc.at("regime") == "task-rich");
+  const Run l = run_icl("solve --json --method letey --tau 0.6");
+  REQUIRE(l.code == 0);
+  CHECK(nlohmann::json::parse(l.out).at("method") == "letey");
+}
+
+TEST_CASE("bad input: exit 2 with a one-line message naming the flag") {
+  struct Case {
+    const char* args;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"solve --rho 1.5", "--rho"},         {"solve --rho 0", "(0, 1]"},
+      {"solve --sigma -1", "--sigma"},      {"solve --alpha nan", "--alpha"},
+      {"solve --kappa abc", "--kappa"},     {"solve --lambda -0.1", "--lambda"},
+      {"solve --tau 0.5", "tau"},           {"solve --bogus 1", "bogus"},
+      {"solve --method magic", "method"},   {"solve --tau 2 --gamma 1", "gamma"},
+      {"sweep --vary alpha=1:2", "START:STOP:COUNT"},
+      {"sweep --vary zeta=1:2:3", "unknown parameter"},
+      {"sweep --vary rho=0.5:1.5:3", "rho"},
+      {"phase --x rho=0.1:1:3 --y rho=0.1:1:3", "different"},
+      {"solve --out /nonexistent/dir/x.json", "does not exist"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const Run r = run_icl(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.needle) != std::string::npos);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar") {
+  const fs::path d = scratch();
+  const std::string f = (d / "sweep.tsv").string();
+  fs::remove(f);
+  const Run r = run_icl("sweep --vary alpha=0.5:4:5 --quiet --out " + f);
+  REQUIRE(r.code == 0);
+  const std::string tsv = slurp(f);
+  CHECK(count_lines(tsv) == 6);
+  CHECK(tsv.rfind("alpha\tconverged\tresidual", 0) == 0);
+  const auto side = nlohmann::json::parse(slurp(f + ".json"));
+  CHECK(side.at("vary").at("name") == "alpha");
+  CHECK(side.at("params").contains("rho"));
+  // A failed run never destroys earlier output.
+  const Run bad = run_icl("sweep --vary rho=0.5:2:3 --quiet --out " + f);
+  CHECK(bad.code == 2);
+  CHECK(slurp(f) == tsv);
+
+  const std::string g = (d / "phase.tsv").string();
+  const Run ph = run_icl("phase --x rho=0.1:1:4 --y kappa=0.25:2:3 --quiet --out " + g);
+  REQUIRE(ph.code == 0);
+  const std::string pt = slurp(g);
+  CHECK(count_lines(pt) == 1 + 12);
+  CHECK(pt.rfind("rho\tkappa\ttask_rich\tatom_mass", 0) == 0);
+}
