@@ -47,9 +47,10 @@ const char* to_string(Regime r) {
 Regime regime(const Params& p) {
   p.validate();
   // rank S inside span(A) is min(r, M0): full when rho < kappa (section 9).
-  const double tol = 1e-12 * std::max(p.rho, p.kappa);
-  if (std::abs(p.rho - p.kappa) <= tol) return Regime::Boundary;
-  return p.rho < p.kappa ? Regime::TaskRich : Regime::TaskPoor;
+  const double rank = p.structural_rank();  // rho for the paper's low-rank tasks
+  const double tol = 1e-12 * std::max(rank, p.kappa);
+  if (std::abs(rank - p.kappa) <= tol) return Regime::Boundary;
+  return rank < p.kappa ? Regime::TaskRich : Regime::TaskPoor;
 }
 
 double critical_rho(const Params& p) {
@@ -66,7 +67,7 @@ double interpolation_tau() { return 1.0; }
 
 double atom_mass(const Params& p) {
   p.validate();
-  return std::max(0.0, 1.0 - p.kappa / p.rho);
+  return std::max(0.0, 1.0 - p.kappa / p.structural_rank());
 }
 
 namespace {
@@ -381,20 +382,20 @@ Solution solve_letey(const Params& p, const SolveOptions& opt) {
   const double ak = 1.0 - (1.0 - nu * Mv) / p.kappa;
   const double e = (s2 + nu - nu * nu * Mv - xi * (1.0 - 2 * nu * Mv - nu * nu * Mp)) /
                    (p.tau - (1.0 - 2 * xi * Mv - xi * xi * Mp));
-  // Population spectrum of C_tr: eigenvalue 1/rho on a fraction rho, 0 on 1 - rho.
-  struct Eig { double t, w; };
-  std::vector<Eig> pop{{1.0 / p.rho, p.rho}};
-  if (p.rho < 1) pop.push_back({0.0, 1.0 - p.rho});
+  // Population spectrum of C_tr (for the paper: eigenvalue 1/rho on a fraction rho, 0 on
+  // 1 - rho); C_te = C_tr (IDG) or I (ODG) share its eigenbasis.
+  const std::vector<numerics::Atom> pop = p.population_spectrum();
   const double st2 = p.sigma_test * p.sigma_test;
   const double at = p.effective_alpha_test();
   auto error = [&](bool idg) {
     double trF = 0, trF2 = 0, trC = 0;
     for (const auto& ev : pop) {
-      const double cte = idg ? ev.t : 1.0;  // C_te eigenvalue in the same basis
-      const double f = 1.0 / (ak * ev.t + nu);
-      trF += ev.w * cte * f;
-      trF2 += ev.w * cte * f * f * ((Mv + nu * Mp) / p.kappa * ev.t + 1.0);
-      trC += ev.w * cte;
+      const double t = ev.position, w = ev.mass;
+      const double cte = idg ? t : 1.0;  // C_te eigenvalue in the same basis
+      const double f = 1.0 / (ak * t + nu);
+      trF += w * cte * f;
+      trF2 += w * cte * f * f * ((Mv + nu * Mp) / p.kappa * t + 1.0);
+      trC += w * cte;
     }
     const double r_te = trC + st2;
     return st2 + (r_te / at) * (1.0 + (e - 2 * nu) * Mv + (xi * e - nu * nu) * Mp) + e * trF -

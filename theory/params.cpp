@@ -41,6 +41,37 @@ void Params::validate() const {
   if (sigma_test < 0)
     throw InvalidParams("sigma_test", "must be >= 0 (got " + fmt(sigma_test) + ")");
   if (lambda < 0) throw InvalidParams("lambda", "must be >= 0 (got " + fmt(lambda) + ")");
+  if (!task_spectrum.empty()) {
+    double total = 0, mean = 0;
+    for (const auto& a : task_spectrum) {
+      if (!std::isfinite(a.position) || a.position < 0)
+        throw InvalidParams("task_spectrum", "eigenvalues must be finite and >= 0 (got " +
+                                                 fmt(a.position) + ")");
+      if (!std::isfinite(a.mass) || !(a.mass > 0))
+        throw InvalidParams("task_spectrum", "weights must be > 0 (got " + fmt(a.mass) + ")");
+      total += a.mass;
+      mean += a.mass * a.position;
+    }
+    if (std::abs(total - 1) > 1e-9)
+      throw InvalidParams("task_spectrum", "weights must sum to 1 (got " + fmt(total) + ")");
+    if (std::abs(mean - 1) > 1e-9)
+      throw InvalidParams("task_spectrum",
+                          "mean eigenvalue must be 1 so that |w|^2/D = 1 (got " + fmt(mean) + ")");
+  }
+}
+
+std::vector<numerics::Atom> Params::population_spectrum() const {
+  if (!task_spectrum.empty()) return task_spectrum;
+  std::vector<numerics::Atom> pop{{1.0 / rho, rho}};
+  if (rho < 1) pop.push_back({0.0, 1.0 - rho});
+  return pop;
+}
+
+double Params::structural_rank() const {
+  double r = 0;
+  for (const auto& a : population_spectrum())
+    if (a.position > 0) r += a.mass;
+  return r;
 }
 
 void Params::validate_for_saddle_point() const {
@@ -82,6 +113,33 @@ void Params::set(const std::string& name, double value) {
   else if (name == "sigma_test") sigma_test = value;
   else if (name == "lambda") lambda = value;
   else throw InvalidParams(name, "unknown parameter name");
+}
+
+}  // namespace icl::lowrank
+
+namespace icl::lowrank {
+
+std::vector<numerics::Atom> power_law_spectrum(double exponent, int levels) {
+  if (!std::isfinite(exponent) || exponent < 0)
+    throw InvalidParams("exponent", "must be finite and >= 0");
+  if (levels < 1) throw InvalidParams("levels", "must be >= 1");
+  std::vector<numerics::Atom> s(levels);
+  double mean = 0;
+  for (int k = 0; k < levels; ++k) {
+    s[k] = {std::pow(k + 1.0, -exponent), 1.0 / levels};
+    mean += s[k].position / levels;
+  }
+  for (auto& a : s) a.position /= mean;
+  return s;
+}
+
+std::vector<numerics::Atom> low_rank_plus_complement_spectrum(double rho, double epsilon) {
+  if (!(rho > 0 && rho <= 1)) throw InvalidParams("rho", "must be in (0, 1]");
+  if (!std::isfinite(epsilon) || epsilon < 0) throw InvalidParams("epsilon", "must be >= 0");
+  const double a = 1.0 / (rho + epsilon * (1 - rho));
+  std::vector<numerics::Atom> s{{a, rho}};
+  if (rho < 1) s.push_back({epsilon * a, 1 - rho});
+  return s;
 }
 
 }  // namespace icl::lowrank

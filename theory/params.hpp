@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "numerics/spectral_measure.hpp"
+
 namespace icl::lowrank {
 
 // All ratios are to the token dimension D: L = alpha D context pairs, N = tau D^2 sequences,
@@ -16,15 +18,26 @@ struct Params {
   double sigma = 0.3;        // label-noise standard deviation (pretraining)
   double sigma_test = 0.0;   // label-noise standard deviation at test
   double lambda = 0.0;       // ridge: the loss adds lambda * M0 * ||Gamma||_F^2
+  // Beyond the paper: the population task covariance Sigma as a discrete spectrum
+  // (eigenvalue t_k = position, fraction of directions w_k = mass; weights sum to 1, mean
+  // eigenvalue sum w_k t_k = 1 so that |w|^2/D -> 1 as in the paper). Empty: the paper's low-rank
+  // tasks, Sigma = (1/rho) P_A, i.e. {(1/rho, rho), (0, 1 - rho)}; rho is then unused.
+  std::vector<numerics::Atom> task_spectrum;
 
   double gamma() const { return tau / kappa; }
   double effective_alpha_test() const { return alpha_test < 0 ? alpha : alpha_test; }
   // nu = (1 + sigma^2) / alpha: the ridge that the finite context induces (section 8).
   double nu() const { return (1.0 + sigma * sigma) / alpha; }
+  // The population task spectrum in use (task_spectrum, or the low-rank one from rho).
+  std::vector<numerics::Atom> population_spectrum() const;
+  // Fraction of directions with a non-zero task eigenvalue (rho for low-rank tasks): S has
+  // rank min(this, kappa) D, so the transition sits at structural_rank() = kappa.
+  double structural_rank() const;
 
   // Throws icl::InvalidParams naming the field: non-finite values, alpha <= 0,
   // alpha_test == 0, tau <= 0, kappa <= 0, rho outside (0, 1], sigma < 0, sigma_test < 0,
-  // lambda < 0.
+  // lambda < 0; a task_spectrum with a negative eigenvalue, non-positive weight, weights not
+  // summing to 1 or mean eigenvalue not 1 (relative tolerance 1e-9).
   void validate() const;
   // validate() plus what the replica saddle point needs: lambda > 0 or tau > 1
   // (lambda = 0 with tau <= 1 is the interpolation regime with no unique ridgeless limit of
@@ -37,5 +50,16 @@ struct Params {
   double get(const std::string& name) const;  // throws InvalidParams for an unknown name
   void set(const std::string& name, double value);
 };
+
+}  // namespace icl::lowrank
+
+namespace icl::lowrank {
+
+// Task spectra beyond the paper, normalized to mean eigenvalue 1.
+// Power law: `levels` equally weighted eigenvalues t_k proportional to k^{-exponent}.
+std::vector<numerics::Atom> power_law_spectrum(double exponent, int levels);
+// Low rank plus a weaker complement: eigenvalue a on a fraction rho and epsilon * a on the
+// rest (epsilon = 0 gives the paper's low-rank tasks).
+std::vector<numerics::Atom> low_rank_plus_complement_spectrum(double rho, double epsilon);
 
 }  // namespace icl::lowrank
