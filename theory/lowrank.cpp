@@ -225,9 +225,16 @@ Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMet
   return s;
 }
 
-// Section 4 as a residual system for Ceres with the exact Jacobian.
+// Section 4 as a residual system for Ceres with the exact Jacobian. Residual i is
+// (x_i - Phi_i(x)) / scale_i: with scale_i = max(1, |x_i|) at the start, the tolerance on
+// |F| is relative for order parameters that are large (chi ~ 1/qh diverges as lambda -> 0+
+// below tau = 1) and absolute for the others.
+Eigen::VectorXd residual_scale(const Eigen::VectorXd& x) {
+  return x.cwiseAbs().cwiseMax(1.0);
+}
+
 numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& model,
-                                       MomentMethod method) {
+                                       MomentMethod method, const Eigen::VectorXd& scale) {
   numerics::ResidualSystem sys;
   sys.size = kN;
   sys.names = {"q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "qbarhat", "chibarhat"};
@@ -235,7 +242,7 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
   auto z_ok = [&model](double qh, double z) {
     return qh > 0 && std::isfinite(z) && z < model.lower_edge();
   };
-  sys.jacobian = [p, &model, method, z_ok](const Eigen::VectorXd& x, Eigen::VectorXd& F,
+  sys.jacobian = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F,
                                            Eigen::MatrixXd& J) {
     using Jet = ceres::Jet<double, kN>;
     const double z = z_of(p, x[QH], x[QBARH]);
@@ -253,18 +260,19 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
     F.resize(kN);
     J.resize(kN, kN);
     for (int i = 0; i < kN; ++i) {
-      F[i] = Fj[i].a;
-      J.row(i) = Fj[i].v.transpose();
+      F[i] = Fj[i].a / scale[i];
+      J.row(i) = Fj[i].v.transpose() / scale[i];
     }
     return F.allFinite() && J.allFinite();
   };
-  sys.residual = [p, &model, method, z_ok](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
+  sys.residual = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
     const double z = z_of(p, x[QH], x[QBARH]);
     if (!z_ok(x[QH], z)) return false;
     const SpectralInputs in = inputs_from(model.at(z, method));
     const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
     F.resize(kN);
     saddle_residual(p, x.data(), z, spec, F.data());
+    F = F.cwiseQuotient(scale);
     return F.allFinite();
   };
   return sys;
@@ -274,7 +282,8 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
 // the reduced solution, and an independent route to the same fixed point).
 numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& model,
                                        MomentMethod method, const Eigen::VectorXd& x0) {
-  const auto sys = saddle_system(p, model, method);
+  // Unscaled: the map x -> Phi(x) = x - F(x).
+  const auto sys = saddle_system(p, model, method, Eigen::VectorXd::Ones(kN));
   numerics::FixedPointOptions fo;
   fo.damping = 0.5;
   fo.tolerance = 1e-12;
@@ -302,7 +311,7 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
                                solve_xi(p, model, MomentMethod::Exact))
                   .order);
   }
-  const auto sys = saddle_system(p, model, method);
+  const auto sys = saddle_system(p, model, method, residual_scale(x0));
   numerics::SolveResult r = numerics::solve_residual_system(sys, x0, opt.solver);
   if (!r.converged()) {
     // Fall back on the damped iteration from all-ones (the authors' start), then polish.
@@ -338,7 +347,7 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   Solution s = reduced_solution(p, model, method, xi);
   s.method = Method::Reduced;
   // Honest check: the reduced solution must be a root of the full saddle-point map.
-  const auto sys = saddle_system(p, model, method);
+  const auto sys = saddle_system(p, model, method, residual_scale(to_vector(s.order)));
   Eigen::VectorXd F;
   if (sys.residual(to_vector(s.order), F)) {
     s.residual_norm = F.norm();

@@ -49,6 +49,7 @@ struct Solution {
   Params params;
   Method method = Method::Saddle;
   numerics::SolveStatus status = numerics::SolveStatus::NotConverged;
+  // |F| of the saddle-point residuals, each relative to max(1, |x_i|) (x the start point).
   double residual_norm = 0;
   int iterations = 0;
   std::string message;
