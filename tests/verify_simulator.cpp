@@ -169,3 +169,20 @@ TEST_CASE("packed (AVX2 when available) normal operator equals the Eigen product
     CHECK(max_abs(a - b) < 1e-13 * max_abs(a));
   }
 }
+
+TEST_CASE("ill-posedness demo: gradient descent depends on its initialization in null(S)") {
+  Params p = base_params();
+  p.alpha = 20;  // nu small: null(S) directions are barely constrained
+  p.kappa = 0.5;
+  p.rho = 0.9;   // rank S = M0 < D
+  const GdDemo few = gd_demo(p, 12, 5, {0.0, 2.0, 4.0}, 100, OdgKind::Isotropic);
+  REQUIRE(few.runs.size() == 3);
+  // From zero GD is near the minimum after 100 steps; the null(S) part depends on the start.
+  CHECK(few.runs[0].loss < 1.5 * few.cg_loss);
+  CHECK(few.runs[2].null_dist2 > 4 * few.runs[0].null_dist2);
+  CHECK(few.null_spread > 0);
+  // Far more steps: GD from zero approaches the unique (lambda = 0, tau > 1) minimizer.
+  const GdDemo many = gd_demo(p, 12, 5, {0.0}, 20000, OdgKind::Isotropic);
+  CHECK(many.runs[0].loss <= few.runs[0].loss);
+  CHECK(many.runs[0].null_dist2 < few.runs[0].null_dist2);
+}
