@@ -64,12 +64,68 @@ void ParamFlags::add_to(CLI::App& app) {
       ->check(range(0, inf, false, true, "[0, inf)"))->group(g)->capture_default_str();
   app.add_option("--lambda", params.lambda, "ridge (loss + lambda*M0*|Gamma|_F^2)")
       ->check(range(0, inf, false, true, "[0, inf)"))->group(g)->capture_default_str();
+  app.add_option("--task-spectrum", task_spectrum,
+                 "beyond the paper: population task spectrum, powerlaw:EXP:LEVELS | "
+                 "complement:EPS (rho-fraction plus EPS-weaker rest) | t1:w1,t2:w2,... "
+                 "(weights sum to 1, mean eigenvalue 1); default: the paper's rank-rho tasks")
+      ->group(g);
 }
+
+namespace {
+
+// --task-spectrum: "powerlaw:EXPONENT:LEVELS", "complement:EPSILON" (eigenvalue a on a fraction
+// rho, epsilon a elsewhere), or explicit "t1:w1,t2:w2,..." (weights sum to 1, mean eigenvalue 1).
+std::vector<numerics::Atom> parse_task_spectrum(const std::string& text, double rho) {
+  auto bad = [&](const std::string& why) {
+    return ExitError(kExitBadInput, "--task-spectrum '" + text + "': " + why +
+                                        " (powerlaw:EXP:LEVELS | complement:EPS | t1:w1,t2:w2,...)");
+  };
+  auto number = [&](const std::string& s) {
+    std::size_t pos = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &pos);
+    } catch (...) {
+      throw bad("not a number: '" + s + "'");
+    }
+    if (pos != s.size() || !std::isfinite(v)) throw bad("not a finite number: '" + s + "'");
+    return v;
+  };
+  std::vector<std::string> parts;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ':');) parts.push_back(item);
+  try {
+    if (!parts.empty() && parts[0] == "powerlaw") {
+      if (parts.size() != 3) throw bad("powerlaw needs EXP:LEVELS");
+      const double levels = number(parts[2]);
+      if (levels < 1 || levels > 1e6 || levels != std::floor(levels)) throw bad("LEVELS must be a whole number >= 1");
+      return lowrank::power_law_spectrum(number(parts[1]), static_cast<int>(levels));
+    }
+    if (!parts.empty() && parts[0] == "complement") {
+      if (parts.size() != 2) throw bad("complement needs EPS");
+      return lowrank::low_rank_plus_complement_spectrum(rho, number(parts[1]));
+    }
+  } catch (const InvalidParams& e) {
+    throw bad(e.what());
+  }
+  std::vector<numerics::Atom> out;
+  std::stringstream pairs(text);
+  for (std::string pair; std::getline(pairs, pair, ',');) {
+    const auto colon = pair.find(':');
+    if (colon == std::string::npos) throw bad("expected t:w pairs");
+    out.push_back({number(pair.substr(0, colon)), number(pair.substr(colon + 1))});
+  }
+  if (out.empty()) throw bad("empty");
+  return out;
+}
+
+}  // namespace
 
 lowrank::Params ParamFlags::resolve() const {
   lowrank::Params p = params;
   if (gamma > 0) p.tau = gamma * p.kappa;
   if (alpha_test > 0) p.alpha_test = alpha_test;
+  if (!task_spectrum.empty()) p.task_spectrum = parse_task_spectrum(task_spectrum, p.rho);
   try {
     p.validate();
   } catch (const InvalidParams& e) {
@@ -79,11 +135,17 @@ lowrank::Params ParamFlags::resolve() const {
 }
 
 nlohmann::json params_to_json(const lowrank::Params& p) {
-  return {{"alpha", p.alpha},           {"alpha_test", p.effective_alpha_test()},
+  nlohmann::json j = {{"alpha", p.alpha},           {"alpha_test", p.effective_alpha_test()},
           {"tau", p.tau},               {"gamma", p.gamma()},
           {"kappa", p.kappa},           {"rho", p.rho},
           {"sigma", p.sigma},           {"sigma_test", p.sigma_test},
           {"lambda", p.lambda}};
+  if (!p.task_spectrum.empty()) {
+    nlohmann::json spec = nlohmann::json::array();
+    for (const auto& a : p.task_spectrum) spec.push_back({a.position, a.mass});
+    j["task_spectrum"] = spec;  // [[eigenvalue, weight], ...]
+  }
+  return j;
 }
 
 std::string format_number(double v) {

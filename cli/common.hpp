@@ -27,6 +27,7 @@ struct ParamFlags {
   lowrank::Params params;
   double gamma = -1;        // set when --gamma is given
   double alpha_test = -1;   // set when --alpha-test is given
+  std::string task_spectrum;  // --task-spectrum (beyond the paper), see add_to()
   void add_to(CLI::App& app);
   // The Params after the flags are parsed (gamma -> tau, alpha_test), validated.
   lowrank::Params resolve() const;

@@ -42,6 +42,7 @@ nlohmann::ordered_json solution_to_json(const lowrank::Solution& s) {
   for (const char* k : {"alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma",
                         "sigma_test", "lambda"})
     params[k] = pj.at(k);
+  if (pj.contains("task_spectrum")) params["task_spectrum"] = pj.at("task_spectrum");
   return {{"params", params},
           {"method", lowrank::to_string(s.method)},
           {"converged", s.converged()},
