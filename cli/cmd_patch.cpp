@@ -204,6 +204,8 @@ void save_if(const Options& o, const P::Weights<double>& w) {
   write_file_atomically(o.save, os.str());
 }
 
+double num(const json& v) { return v.is_number() ? v.get<double>() : std::nan(""); }
+
 json diff_json(const P::Diff& d) { return {{"max_abs_diff", d.max_abs}, {"max_rel_diff", d.max_rel}}; }
 
 // ---- check ---------------------------------------------------------------------------------
@@ -327,10 +329,13 @@ void run_dynamics(const Options& o) {
   j["prompts"] = o.prompts;
   auto [ja, ma] = measure(wa);
   auto [jr, mr] = measure(wr);
-  j["attention"] = {{"config", config_json(wa.config)}, {"random", ja}};
-  j["rnn"] = {{"config", config_json(wr.config)}, {"random", jr}};
-  if (!o.weights.empty()) j["attention"]["random"]["weights"] = o.weights;
-  if (!o.rnn_weights.empty()) j["rnn"]["random"]["weights"] = o.rnn_weights;
+  // "random" (seeded initial weights) or "loaded" (--weights / --rnn-weights)
+  const std::string la = o.weights.empty() ? "random" : "loaded";
+  const std::string lr = o.rnn_weights.empty() ? "random" : "loaded";
+  j["attention"] = {{"config", config_json(wa.config)}, {la, ja}};
+  j["rnn"] = {{"config", config_json(wr.config)}, {lr, jr}};
+  if (!o.weights.empty()) j["attention"][la]["weights"] = o.weights;
+  if (!o.rnn_weights.empty()) j["rnn"][lr]["weights"] = o.rnn_weights;
   Table t;
   t.columns = {"i", "step_attention", "step_rnn"};
   std::vector<double> mat, mrt;
@@ -359,7 +364,8 @@ void run_dynamics(const Options& o) {
               << "  prefix identity max rel " << format_number(std::max(double(ja["prefix_max_rel_diff"]), double(jr["prefix_max_rel_diff"])))
               << ", online-GD max rel " << format_number(std::max(double(ja["gd_max_rel_diff"]), double(jr["gd_max_rel_diff"]))) << "\n"
               << "  log-log slope of ||dW_{i+1}-dW_i||: attention " << format_number(ja["slope_of_mean_curve"])
-              << ", rnn " << format_number(jr["slope_of_mean_curve"]) << " (random weights)\n";
+              << " (" << la << "), rnn " << format_number(jr["slope_of_mean_curve"]) << " (" << lr
+              << ")\n";
     if (j["attention"].contains("trained"))
       std::cout << "  trained: attention " << format_number(j["attention"]["trained"]["slope_of_mean_curve"])
                 << ", rnn " << format_number(j["rnn"]["trained"]["slope_of_mean_curve"]) << "\n";
@@ -477,10 +483,8 @@ void run_train(const Options& o, bool no_patch_track) {
   Table t;
   t.columns = {"step", "train_loss", "eval_loss", "eval_loss_patched", "patch_max_rel_diff"};
   for (auto& row : tr["log"])
-    t.rows.push_back({row["step"].get<double>(),
-                      row["train_loss"].is_null() ? std::nan("") : row["train_loss"].get<double>(),
-                      row["eval_loss"].get<double>(), row["eval_loss_patched"].get<double>(),
-                      row["patch_max_rel_diff"].get<double>()});
+    t.rows.push_back({num(row["step"]), num(row["train_loss"]), num(row["eval_loss"]),
+                      num(row["eval_loss_patched"]), num(row["patch_max_rel_diff"])});
   if (!o.out.empty()) emit_tsv(t, o.out, j);
   if (o.json) {
     std::cout << j.dump(2) << "\n";
@@ -491,8 +495,9 @@ void run_train(const Options& o, bool no_patch_track) {
               << ", final eval loss " << format_number(tr["final_eval_loss"]) << "\n"
               << "step\ttrain\teval(context)\teval(patched query-only)\n";
     for (auto& row : tr["log"])
-      std::cout << row["step"] << '\t' << format_number(row["train_loss"].is_null() ? std::nan("") : row["train_loss"].get<double>())
-                << '\t' << format_number(row["eval_loss"]) << '\t' << format_number(row["eval_loss_patched"]) << '\n';
+      std::cout << row["step"] << '\t' << format_number(num(row["train_loss"])) << '\t'
+                << format_number(num(row["eval_loss"])) << '\t' << format_number(num(row["eval_loss_patched"]))
+                << '\n';
   }
 }
 

@@ -216,7 +216,7 @@ TEST_CASE("implicit dynamics: prefix patches, online-GD form, step-norm slopes")
 TEST_CASE("thought patch: m = 1 is exact on its query, held-out error falls with m") {
   auto c = cfg(LayerKind::Softmax, false, false, 1, true);
   auto w = init_weights(c, {.seed = 37});
-  const auto ctx = make_prompts(2, 30, 1, 8)[0].tokens.leftCols(30);
+  const M ctx = make_prompts(2, 30, 1, 8)[0].tokens.leftCols(30);  // a copy, not a view
   ThoughtParams tp;
   tp.m_values = {1, 4, 64};
   tp.heldout = 64;

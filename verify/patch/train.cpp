@@ -142,6 +142,7 @@ TrainResult train(Weights<double>& w, const TrainParams& p,
     row.train_loss = run_n ? run / run_n : std::nan("");
     row.eval_loss = batch_loss(w, eval, nullptr, p.threads);
     if (p.track_patch) row.eval_loss_patched = patched_loss(w, eval, &row.patch_max_rel);
+    else row.eval_loss_patched = row.patch_max_rel = std::nan("");
     res.log.push_back(row);
     if (on_log) on_log(row);
     run = 0;
