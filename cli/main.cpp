@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
 #ifdef ICL_HAVE_PATCH
   register_patch(app);
 #endif
+#ifdef ICL_HAVE_MERGE
+  register_merge(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

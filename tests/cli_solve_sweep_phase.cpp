@@ -124,7 +124,7 @@ TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar
   REQUIRE(r.code == 0);
   const std::string tsv = slurp(f);
   CHECK(count_lines(tsv) == 6);
-  CHECK(tsv.rfind("alpha\tconverged\tresidual", 0) == 0);
+  CHECK(tsv.rfind("index\talpha\tconverged\tresidual", 0) == 0);
   const auto side = nlohmann::json::parse(slurp(f + ".json"));
   CHECK(side.at("vary").at("name") == "alpha");
   CHECK(side.at("params").contains("rho"));
@@ -138,5 +138,5 @@ TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar
   REQUIRE(ph.code == 0);
   const std::string pt = slurp(g);
   CHECK(count_lines(pt) == 1 + 12);
-  CHECK(pt.rfind("rho\tkappa\ttask_rich\tatom_mass", 0) == 0);
+  CHECK(pt.rfind("index\trho\tkappa\ttask_rich\tatom_mass", 0) == 0);
 }
