@@ -9,6 +9,7 @@
 #include <string>
 
 #include "numerics/error.hpp"
+#include "numerics/quadrature_node_cache.hpp"
 #include "numerics/residual_solver.hpp"
 
 namespace icl::numerics {
@@ -63,6 +64,14 @@ void inverse_derivatives(const double* x, double* v) {
 }  // namespace
 
 // ----------------------------------------------------------------------------- base class
+
+SpectralMeasure::SpectralMeasure() : node_cache_(std::make_shared<detail::QuadratureNodeCache>()) {}
+
+bool SpectralMeasure::density_pole_at_zero(std::size_t) const { return false; }
+
+double SpectralMeasure::density_over_weight_times_x(double x, std::size_t interval) const {
+  return x * density_over_weight(x, interval);
+}
 
 double SpectralMeasure::lower_edge() const {
   double lo = std::numeric_limits<double>::infinity();
@@ -181,6 +190,14 @@ double MarchenkoPastur::density_over_weight(double x, std::size_t) const {
   // at c = 1 (a = 0, weight x^{-1/2} (b-x)^{1/2}) it is the constant 1/(2 pi s).
   if (ratio_ == 1.0) return 1.0 / (2.0 * kPi * scale_);
   return 1.0 / (2.0 * kPi * ratio_ * scale_ * x);
+}
+
+bool MarchenkoPastur::density_pole_at_zero(std::size_t) const { return ratio_ != 1.0; }
+
+double MarchenkoPastur::density_over_weight_times_x(double, std::size_t) const {
+  // x g(x) = 1/(2 pi c s) for every x (at c = 1 too, where g itself is that constant: callers only
+  // use this when density_pole_at_zero()).
+  return 1.0 / (2.0 * kPi * ratio_ * scale_);
 }
 
 double MarchenkoPastur::stieltjes_derivative(double z, int n) const {
@@ -604,6 +621,12 @@ double PointMassMixture::density(double x) const { return weight_ > 0.0 ? weight
 double PointMassMixture::lower_edge_exponent(std::size_t i) const { return base_->lower_edge_exponent(i); }
 double PointMassMixture::density_over_weight(double x, std::size_t i) const {
   return weight_ * base_->density_over_weight(x, i);
+}
+bool PointMassMixture::density_pole_at_zero(std::size_t i) const {
+  return weight_ > 0.0 && base_->density_pole_at_zero(i);
+}
+double PointMassMixture::density_over_weight_times_x(double x, std::size_t i) const {
+  return weight_ * base_->density_over_weight_times_x(x, i);
 }
 
 std::vector<Atom> PointMassMixture::atoms() const {

@@ -11,6 +11,11 @@
 
 namespace icl::numerics {
 
+namespace detail {
+struct QuadratureNodeCache;   // numerics/quadrature_node_cache.hpp (internal)
+struct QuadratureCacheAccess;  // spectral_integral.cpp
+}  // namespace detail
+
 struct Atom {
   double position = 0.0;
   double mass = 0.0;
@@ -26,6 +31,7 @@ struct Interval {
 // the two are the cross-check of each other.
 class SpectralMeasure {
  public:
+  SpectralMeasure();
   virtual ~SpectralMeasure() = default;
   // Intervals carrying the continuous part, sorted, disjoint, each with square-root edges.
   virtual std::vector<Interval> support() const = 0;
@@ -54,11 +60,27 @@ class SpectralMeasure {
   // cancels when z is close to an atom; implementations override it with exact forms.
   virtual double continuous_stieltjes_derivative(double z, int n) const;
 
+  // (added) Pole of g at x = 0 on a square-root interval (alpha = +1/2) whose lower edge lo > 0
+  // may be arbitrarily close to 0 (Marchenko-Pastur with ratio near 1: density ~ sqrt(x - lo) / x).
+  // When density_pole_at_zero(i) is true, g(x) = q(x) / x on interval i with q analytic on a
+  // neighbourhood of [0, hi], and density_over_weight_times_x(x, i) = q(x) for every x in [0, hi]
+  // (including 0 <= x < lo, outside the support). The quadrature then treats the near-hard edge
+  // analytically (see spectral_integral.cpp). Defaults: no pole; q = x g(x).
+  virtual bool density_pole_at_zero(std::size_t interval) const;
+  virtual double density_over_weight_times_x(double x, std::size_t interval) const;
+
   double stieltjes(double z) const { return stieltjes_derivative(z, 0); }
   // Lowest point of the measure (lowest atom or lowest support edge).
   double lower_edge() const;
   // 1 - total atom mass.
   double continuous_mass() const;
+
+ private:
+  // (added) density_over_weight on the nested Chebyshev nodes of each support interval, filled
+  // lazily by resolvent_moments(Quadrature) and reused for every z (the density does not depend on
+  // z). Measures are immutable, so copies share it; filling is thread-safe.
+  friend struct detail::QuadratureCacheAccess;
+  std::shared_ptr<detail::QuadratureNodeCache> node_cache_;
 };
 
 // Marchenko-Pastur law of (scale/n) X X^T, X a p x n standard Gaussian matrix, ratio = p/n.
@@ -79,6 +101,8 @@ class MarchenkoPastur final : public SpectralMeasure {
   double lower_edge_exponent(std::size_t interval) const override;
   double density_over_weight(double x, std::size_t interval) const override;
   double continuous_stieltjes_derivative(double z, int n) const override;
+  bool density_pole_at_zero(std::size_t interval) const override;           // ratio != 1
+  double density_over_weight_times_x(double x, std::size_t interval) const override;  // 1/(2 pi c s)
 
  private:
   double ratio_, scale_;
@@ -145,6 +169,8 @@ class PointMassMixture final : public SpectralMeasure {
   double lower_edge_exponent(std::size_t interval) const override;
   double density_over_weight(double x, std::size_t interval) const override;
   double continuous_stieltjes_derivative(double z, int n) const override;
+  bool density_pole_at_zero(std::size_t interval) const override;
+  double density_over_weight_times_x(double x, std::size_t interval) const override;
 
  private:
   std::shared_ptr<const SpectralMeasure> base_;

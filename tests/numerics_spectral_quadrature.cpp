@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "numerics/error.hpp"
 #include "numerics/spectral_integral.hpp"
@@ -82,4 +83,94 @@ TEST_CASE("integrate reports GSL failures as NumericalError") {
   // an integrand with a near-singularity inside the support cannot be resolved in 3 subintervals
   CHECK_THROWS_AS(integrate(mp, [](double x) { return 1.0 / (std::abs(x - 1.0) + 1e-12); }, o),
                   icl::NumericalError);
+}
+
+namespace {
+// Ratios c = 1 -+ d for the near-hard-edge grid. 1 + 1e-16 rounds to 1.0 exactly (half an ulp
+// above 1 is 1.1e-16), so the grid adds the neighbours of 1 on both sides explicitly.
+std::vector<double> ratios_near_one() {
+  std::vector<double> cs;
+  for (double d : {1e-16, 1e-14, 1e-12, 1e-10, 1e-8, 1e-6}) {
+    cs.push_back(1.0 - d);
+    cs.push_back(1.0 + d);
+  }
+  cs.push_back(std::nextafter(1.0, 0.0));
+  cs.push_back(std::nextafter(1.0, 2.0));
+  return cs;
+}
+}  // namespace
+
+TEST_CASE("MP near the hard edge: c = 1 -+ 1e-16..1e-6, all R_{k,j} by both quadratures, 1e-10 relative") {
+  // Lower edge a = s (1 - sqrt c)^2 ~ s (1-c)^2/4 down to ~3e-33: the density sqrt(x-a)/x has a
+  // boundary layer of width a. Before the fix GSL reported "roundoff error" (z < 0) or returned a
+  // wrong value (z in (0, a)).
+  double worst_shared = 0.0, worst_single = 0.0;
+  for (double c : ratios_near_one())
+    for (double s : {1.0, 0.7}) {
+      MarchenkoPastur mp(c, s);
+      const double a = mp.support()[0].lo;
+      std::vector<double> zs = {-50.0, -10.0, -1.0, -0.3, -0.05, -1e-2, -1e-3, -1e-4};
+      if (c < 1.0 && a > 0.0) {  // between 0 and the lower edge: poles of 1/x and of (x-z)^{-j} a apart
+        zs.push_back(0.5 * a);
+        zs.push_back(a * (1.0 - 1e-3));
+      }
+      for (double z : zs) {
+        const ResolventMoments e = resolvent_moments(mp, z, MomentMethod::Exact);
+        ResolventMoments q;
+        REQUIRE_NOTHROW(q = resolvent_moments(mp, z, MomentMethod::Quadrature));
+        for (int k = 0; k <= 3; ++k)
+          for (int j = 0; j <= 4; ++j) {
+            const double r = rel(q(k, j), e(k, j));
+            worst_shared = std::max(worst_shared, r);
+            CHECK_MESSAGE(r < 1e-10, "c=1" << std::showpos << c - 1.0 << std::noshowpos << " s=" << s << " z=" << z
+                                           << " k=" << k << " j=" << j);
+            double single = 0.0;
+            REQUIRE_NOTHROW(single = resolvent_moment_quadrature(mp, z, k, j));
+            const double r1 = rel(single, e(k, j));
+            worst_single = std::max(worst_single, r1);
+            CHECK_MESSAGE(r1 < 1e-10, "single: c=1" << std::showpos << c - 1.0 << std::noshowpos << " s=" << s
+                                                    << " z=" << z << " k=" << k << " j=" << j);
+          }
+      }
+      // the density still integrates to the continuous mass, and to the mean
+      CHECK(rel(integrate(mp, [](double) { return 1.0; }).value, 1.0) < 1e-12);
+      CHECK(rel(integrate(mp, [](double x) { return x; }).value, s) < 1e-12);
+    }
+  MESSAGE("near-hard-edge grid, worst relative error: resolvent_moments " << worst_shared
+                                                                           << ", resolvent_moment_quadrature "
+                                                                           << worst_single);
+}
+
+TEST_CASE("MP near the hard edge: quadrature is continuous through c = 1") {
+  // R_{k,j} depends on c smoothly except for the O(sqrt a) = O(|1 - c|) edge term, so at
+  // |1 - c| <= 1e-12 the values must agree with the hard-edge (c = 1) quadrature to ~1e-11.
+  MarchenkoPastur hard(1.0, 1.3);
+  for (double c : {1.0 - 1e-12, std::nextafter(1.0, 0.0), std::nextafter(1.0, 2.0), 1.0 + 1e-12})
+    for (double z : {-3.0, -0.02}) {
+      MarchenkoPastur mp(c, 1.3);
+      const ResolventMoments q = resolvent_moments(mp, z, MomentMethod::Quadrature);
+      const ResolventMoments q1 = resolvent_moments(hard, z, MomentMethod::Quadrature);
+      for (int k = 0; k <= 3; ++k)
+        for (int j = 0; j <= 4; ++j) CHECK_MESSAGE(rel(q(k, j), q1(k, j)) < 1e-10, "c=" << c << " z=" << z);
+    }
+}
+
+TEST_CASE("low-rank spectrum with rho/kappa within 1e-12 of 1 (theory-layer reproduction)") {
+  // icl::lowrank::solve(tau = 1.5, kappa = 0.5, rho = 0.49999999999999994) failed with
+  // "gsl_integration_qaws (graded fallback): GSL error: roundoff error" on this measure.
+  const double kappa = 0.5;
+  for (double rho : {0.49999999999999994, 0.5000000000000001, 0.5 - 1e-12, 0.5 - 1e-9, 0.5}) {
+    auto base = std::make_shared<MarchenkoPastur>(rho / kappa, 1.0 / rho);
+    PointMassMixture mix(base, rho, {Atom{0.0, 1.0 - rho}});
+    for (double z : {-20.0, -1.0, -0.01, -1e-4}) {
+      ResolventMoments q;
+      REQUIRE_NOTHROW(q = resolvent_moments(mix, z, MomentMethod::Quadrature));
+      const ResolventMoments e = resolvent_moments(mix, z, MomentMethod::Exact);
+      for (int k = 0; k <= 3; ++k)
+        for (int j = 0; j <= 4; ++j) CHECK_MESSAGE(rel(q(k, j), e(k, j)) < 1e-10, "rho=" << rho << " z=" << z);
+      double g = 0.0;
+      REQUIRE_NOTHROW(g = resolvent_moment_quadrature(mix, z, 0, 1));
+      CHECK(rel(g, mix.stieltjes(z)) < 1e-10);
+    }
+  }
 }
