@@ -33,6 +33,7 @@ struct Options {
   double lr = 1e-3;
   // check
   int pos = -1, prompts = 1;
+  std::string chunk;  // "B:E" (check, one-block models)
   double tol = 1e-10;
   // dynamics / thought / align
   std::string rnn_weights;
@@ -219,7 +220,22 @@ void run_check(const Options& o) {
   const int n = o.context;
   const int pos = o.pos < 0 ? n : o.pos;
   if (pos > n) throw ExitError(kExitBadInput, "--pos must be in [0, context]");
-  P::Diff all, all32, first_only, weight_only;
+  P::Diff all, all32, first_only, weight_only, bias_only, bias_free, chunk_diff;
+  int chunk_b = -1, chunk_e = -1, chunk_rank = 0;
+  if (!o.chunk.empty()) {
+    const auto colon = o.chunk.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("no colon");
+      chunk_b = std::stoi(o.chunk.substr(0, colon));
+      chunk_e = std::stoi(o.chunk.substr(colon + 1));
+    } catch (const std::exception&) {
+      throw ExitError(kExitBadInput, "--chunk must be B:E (context tokens B..E-1), got '" + o.chunk + "'");
+    }
+    if (chunk_b < 0 || chunk_e < chunk_b || chunk_e > o.context)
+      throw ExitError(kExitBadInput, "--chunk B:E needs 0 <= B <= E <= context");
+    if (w.config.layers != 1)
+      throw ExitError(kExitBadInput, "--chunk needs a one-block model (--layers 1)");
+  }
   int rank = 0, degenerate = 0;
   double seconds = 0;
   json per_layer = json::array();
@@ -246,6 +262,14 @@ void run_check(const Options& o) {
     all32.merge(r32.diff);
     const auto& wf = first_applicable ? w : control;
     first_only.merge(P::stack_check(wf, prompts[k].tokens, pos, P::PatchMode::Full, 1).diff);
+    bias_only.merge(P::stack_check(w, prompts[k].tokens, pos, P::PatchMode::BiasOnly).diff);
+    bias_free.merge(P::stack_check(w, prompts[k].tokens, pos, P::PatchMode::BiasFree).diff);
+    if (chunk_b >= 0) {
+      auto cr = P::chunk_check(w, prompts[k].tokens, chunk_b, chunk_e, P::PatchMode::Full);
+      chunk_diff.merge(cr.diff);
+      chunk_rank = std::max(chunk_rank, cr.rank.rank);
+      if (cr.patch.status != P::PatchStatus::Ok) ++degenerate;
+    }
     const auto& ww = weight_applicable ? w : control;
     weight_only.merge(P::stack_check(ww, prompts[k].tokens, pos, P::PatchMode::WeightOnly).diff);
   }
@@ -262,6 +286,14 @@ void run_check(const Options& o) {
   j["degenerate_anchors"] = degenerate;
   j["per_layer"] = per_layer;
   j["float32"] = diff_json(all32);
+  j["variants"] = {{"bias_only", diff_json(bias_only)}, {"bias_free", diff_json(bias_free)}};
+  if (chunk_b >= 0) {
+    json cj = diff_json(chunk_diff);
+    cj["begin"] = chunk_b;
+    cj["end"] = chunk_e;
+    cj["rank"] = chunk_rank;
+    j["chunk"] = cj;
+  }
   j["seconds_per_check"] = seconds / o.prompts;
   j["negative_controls"] = {
       {"weight_only_with_residual",
@@ -270,7 +302,8 @@ void run_check(const Options& o) {
       {"first_block_only",
        {{"max_abs_diff", first_only.max_abs}, {"max_rel_diff", first_only.max_rel},
         {"model", first_applicable ? "given" : "control (Pre-LN, 32 wide, " + std::to_string(cc.layers) + " layers)"}}}};
-  const bool pass = all.max_rel <= o.tol && degenerate == 0;
+  const bool pass = all.max_rel <= o.tol && degenerate == 0 && bias_only.max_rel <= o.tol &&
+                    bias_free.max_rel <= o.tol && chunk_diff.max_rel <= o.tol;
   j["pass"] = pass;
   j["tolerance"] = o.tol;
   if (o.json) {
@@ -282,6 +315,10 @@ void run_check(const Options& o) {
               << "  float64 max_rel_diff " << format_number(all.max_rel) << " (max_abs "
               << format_number(all.max_abs) << "), rank " << rank << "\n"
               << "  float32 max_rel_diff " << format_number(all32.max_rel) << "\n"
+              << "  variants: bias-only " << format_number(bias_only.max_rel) << ", bias-free "
+              << format_number(bias_free.max_rel)
+              << (chunk_b >= 0 ? ", chunk " + o.chunk + " " + format_number(chunk_diff.max_rel) : std::string())
+              << "\n"
               << "  negative controls: weight-only " << format_number(weight_only.max_rel)
               << ", first-block-only " << format_number(first_only.max_rel) << "\n"
               << "  " << (pass ? "PASS" : "FAIL") << "\n";
@@ -513,6 +550,7 @@ void register_patch(CLI::App& app) {
   add_model_options(check, *o);
   check->add_option("--pos", o->pos, "position whose output is matched (-1: the query)")->capture_default_str();
   check->add_option("--prompts", o->prompts, "number of prompts")->check(at_least(1))->capture_default_str();
+  check->add_option("--chunk", o->chunk, "also remove context chunk B:E (tokens B..E-1) instead of all of C (one block)");
   check->add_option("--tol", o->tol, "pass if max_rel_diff <= tol (else exit 3)")->check(positive_real())->capture_default_str();
   check->callback([o] { run_check(*o); });
 
