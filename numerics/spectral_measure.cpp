@@ -427,10 +427,13 @@ double GeneralizedMarchenkoPastur::density_over_weight(double x, std::size_t int
   }
   const cd w = y * s;
   const cd v = e.v + w;
+  // The population eigenvalue 0 (weight w0) is left out of A below: its term in psi is
+  // -(w0/v)/D = -w0/z exactly (D = x(v)/v = z/v), real on the support (it is the atom at 0), so it
+  // adds nothing to Im psi but rounding -- and at the hard edge (v -> 0) it is infinite.
   if (hard_edge_ && interval == 0 && lower_half) {
     // Hard edge at 0 (v_e = 0, D(0) = 1 - c(1 - w0) = 0): D(w) = w E(w), E = c sum w_k / (w - t_k),
     // so density sqrt(x) = Im(psi) s / pi = |Im(-A / (y E))| / pi, finite at x = 0.
-    cd A = (w0_ > 0.0) ? w0_ / v : cd(0.0);
+    cd A = 0.0;
     cd E = 0.0;
     for (std::size_t i = 0; i < t_.size(); ++i) {
       A += w_[i] / (v - t_[i]);
@@ -439,7 +442,7 @@ double GeneralizedMarchenkoPastur::density_over_weight(double x, std::size_t int
     E *= c;
     return std::abs((-A / (y * E)).imag()) / (kPi * std::sqrt(b - x));
   }
-  // m = psi(v) = -A/D, A = sum w_k/(v - t_k) (t = 0 included), D = 1 + c sum w_k t_k/(v - t_k).
+  // m = psi(v) = -A/D, A = sum w_k/(v - t_k) (t > 0; see above for t = 0), D = 1 + c sum w_k t_k/(v - t_k).
   // Im A = -Im v alpha, Im D = -c Im v beta with alpha = sum w/|v-t|^2, beta = sum w t/|v-t|^2,
   // so Im psi = Im v (alpha Re D - c beta Re A) / |D|^2: proportional to Im w, no cancellation.
   double alpha = 0.0, beta = 0.0, reA = 0.0, reB = 0.0;
@@ -451,7 +454,6 @@ double GeneralizedMarchenkoPastur::density_over_weight(double x, std::size_t int
     reA += wt * d.real() / n2;
     reB += wt * t * d.real() / n2;
   };
-  if (w0_ > 0.0) add(0.0, w0_);
   for (std::size_t i = 0; i < t_.size(); ++i) add(t_[i], w_[i]);
   const cd D(1.0 + c * reB, -c * w.imag() * beta);
   const double S = (alpha * D.real() - c * beta * reA) / std::norm(D);
@@ -505,10 +507,18 @@ double GeneralizedMarchenkoPastur::real_derivative(double z, int n, bool continu
   // A^{(l)} = sum w (-1)^l l!/(v-t)^{l+1} (t = 0 included), B^{(l)} = sum w t (-1)^l l!/(v-t)^{l+1},
   // x^{(l)} = c sum w t^2 (-1)^l l!/(v-t)^{l+1} (l >= 2); x' = 1 - h(v) in the cancellation-free
   // form w c sum w t^2 (2(v_e - t) + w) / ((v_e - t)^2 (v_e - t + w)^2).
+  // Continuous part only: m = -(1 - 1/c)/z - 1/(c v) (from sum w = 1 and D = z/v), and the atom
+  // at 0 has mass max(w0, 1 - 1/c). If it is 1 - 1/c > w0 (c (1 - w0) > 1), m_cont = -1/(c v)
+  // (the companion matrix has no kernel then, so -1/v carries no atom) with
+  // d^l/dv^l = -(1/c) (-1)^l l! / v^{l+1}; otherwise it is w0 and m_cont = -A_+/D with the t = 0
+  // term w0/v never added to A: that term is -w0/z, the atom, and near z = 0 (v ~ z/(1 - c(1 - w0)))
+  // its derivatives w0 l!/|v|^{l+1} dwarf the continuous part, so adding and then subtracting it
+  // cancelled catastrophically (relative error ~1e-3 at n = 4, z = -1e-4).
+  const bool dual = continuous_only && (1.0 - 1.0 / c) > w0_;
   double A[5] = {}, Bd[5] = {}, X[5] = {};
   for (int l = 0; l <= n; ++l) {
     const double sg = (l % 2 ? -1.0 : 1.0) * factorial(l);
-    if (w0_ > 0.0) A[l] += w0_ * sg / std::pow(v, l + 1);
+    if (w0_ > 0.0 && !continuous_only) A[l] += w0_ * sg / std::pow(v, l + 1);
     for (std::size_t i = 0; i < t_.size(); ++i) {
       const double q = sg / std::pow(v - t_[i], l + 1);
       A[l] += w_[i] * q;
@@ -529,13 +539,6 @@ double GeneralizedMarchenkoPastur::real_derivative(double z, int n, bool continu
   for (int l = 1; l <= n; ++l) D[l] = c * Bd[l];
   // psi = -A/D: psi^{(n)} = (-A^{(n)} - sum_{i<n} C(n,i) psi^{(i)} D^{(n-i)}) / D.
   double psi[5] = {};
-  // Continuous part only: m = -(1 - 1/c)/z - 1/(c v) (from sum w = 1 and D = z/v), and the atom
-  // at 0 has mass max(w0, 1 - 1/c). If it is 1 - 1/c > w0, m_cont = -1/(c v) with
-  // d^l/dv^l = -(1/c) (-1)^l l! / v^{l+1}; otherwise it is w0 and m_cont = -A_+/D with the t = 0
-  // term dropped from A. Either way no cancellation against the atom's pole.
-  const bool dual = continuous_only && (1.0 - 1.0 / c) > w0_;
-  if (continuous_only && !dual && w0_ > 0.0)
-    for (int l = 0; l <= n; ++l) A[l] -= w0_ * (l % 2 ? -1.0 : 1.0) * factorial(l) / std::pow(v, l + 1);
   for (int k = 0; k <= n && dual; ++k) psi[k] = -(k % 2 ? -1.0 : 1.0) * factorial(k) / (c * std::pow(v, k + 1));
   for (int k = 0; k <= n && !dual; ++k) {
     double s = -A[k];
