@@ -24,6 +24,16 @@ const GeneralizedMarchenkoPastur& gmp() {
   static const GeneralizedMarchenkoPastur m(0.5, {Atom{1.0, 0.5}, Atom{4.0, 0.5}});
   return m;
 }
+// hard edge at 0 with zero population eigenvalues: c (1 - w0) = 1
+const GeneralizedMarchenkoPastur& gmp_hard() {
+  static const GeneralizedMarchenkoPastur m(2.0, {Atom{0.0, 0.5}, Atom{1.0, 0.25}, Atom{3.0, 0.25}});
+  return m;
+}
+// ratio within 1e-12 of 1: lower edge ~2.5e-25 (near-hard edge)
+const MarchenkoPastur& mp_near1() {
+  static const MarchenkoPastur m(1.0 - 1e-12, 1.0);
+  return m;
+}
 
 void BM_moments(benchmark::State& st, const SpectralMeasure& mu, MomentMethod method) {
   double z = -0.75;
@@ -39,6 +49,29 @@ void BM_lowrank_quad(benchmark::State& s) { BM_moments(s, lowrank(), MomentMetho
 void BM_lowrank_exact(benchmark::State& s) { BM_moments(s, lowrank(), MomentMethod::Exact); }
 void BM_gmp_quad(benchmark::State& s) { BM_moments(s, gmp(), MomentMethod::Quadrature); }
 void BM_gmp_exact(benchmark::State& s) { BM_moments(s, gmp(), MomentMethod::Exact); }
+
+void BM_gmp_hard_quad(benchmark::State& s) { BM_moments(s, gmp_hard(), MomentMethod::Quadrature); }
+void BM_mp_near1_quad(benchmark::State& s) { BM_moments(s, mp_near1(), MomentMethod::Quadrature); }
+void BM_mp_near1_exact(benchmark::State& s) { BM_moments(s, mp_near1(), MomentMethod::Exact); }
+// z sweeping over a range (each call a new z), as a saddle-point solve or a sweep does
+void BM_gmp_quad_zsweep(benchmark::State& st) {
+  int i = 0;
+  for (auto _ : st) {
+    ResolventMoments r = resolvent_moments(gmp(), -0.05 - 0.01 * (i++ % 500), MomentMethod::Quadrature);
+    benchmark::DoNotOptimize(r);
+  }
+}
+// a fresh measure per call: construction + first call (fills the node cache)
+void BM_gmp_quad_cold(benchmark::State& st) {
+  for (auto _ : st) {
+    GeneralizedMarchenkoPastur m(0.5, {Atom{1.0, 0.5}, Atom{4.0, 0.5}});
+    ResolventMoments r = resolvent_moments(m, -0.75, MomentMethod::Quadrature);
+    benchmark::DoNotOptimize(r);
+  }
+}
+void BM_single_moment_near1(benchmark::State& st) {
+  for (auto _ : st) benchmark::DoNotOptimize(resolvent_moment_quadrature(mp_near1(), -0.75, 1, 2));
+}
 
 void BM_single_moment_mp(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(resolvent_moment_quadrature(mp(), -0.75, 1, 2));
@@ -67,6 +100,12 @@ BENCHMARK(BM_lowrank_quad);
 BENCHMARK(BM_lowrank_exact);
 BENCHMARK(BM_gmp_quad);
 BENCHMARK(BM_gmp_exact);
+BENCHMARK(BM_gmp_quad_zsweep);
+BENCHMARK(BM_gmp_quad_cold);
+BENCHMARK(BM_gmp_hard_quad);
+BENCHMARK(BM_mp_near1_quad);
+BENCHMARK(BM_mp_near1_exact);
+BENCHMARK(BM_single_moment_near1);
 BENCHMARK(BM_single_moment_mp);
 BENCHMARK(BM_single_integral_mp);
 BENCHMARK(BM_single_integral_gmp);

@@ -1,6 +1,12 @@
 // Integrals against a SpectralMeasure by GSL adaptive quadrature (square-root edges handled by
 // gsl_integration_qaws with weight (x-a)^{1/2} (b-x)^{1/2} on each support interval) plus the
 // atoms, and the resolvent moments used by the replica saddle points.
+//
+// resolvent_moments(Quadrature) first tries one nested Gauss-Chebyshev / trapezoid rule for all 20
+// entries per interval, with density_over_weight on its nodes cached in the measure (computed
+// once per measure, reused for every z); otherwise GSL per entry. A lower edge a > 0 close to 0
+// with a 1/x density factor (Marchenko-Pastur with ratio near 1) is integrated with that pole
+// removed analytically (see spectral_integral.cpp), continuously through the hard edge a = 0.
 #pragma once
 #include <functional>
 
