@@ -95,6 +95,19 @@ std::string fmt(double v, int prec = 4) {
   return buf;
 }
 
+// "rho 0.9" for the paper's low-rank tasks, else the population task spectrum "t:w,...".
+std::string task_description(const lowrank::Params& p) {
+  std::ostringstream os;
+  if (p.task_spectrum.empty()) {
+    os << "rho " << p.rho;
+  } else {
+    os << "task spectrum ";
+    for (std::size_t k = 0; k < p.task_spectrum.size(); ++k)
+      os << (k ? "," : "") << p.task_spectrum[k].position << ":" << p.task_spectrum[k].mass;
+  }
+  return os.str();
+}
+
 }  // namespace
 
 void register_simulate(CLI::App& app) {
@@ -213,6 +226,12 @@ void register_simulate(CLI::App& app) {
     }
     std::printf("D = %d (r %d, M0 %d, N %d, L %d, L_test %d), %d seeds\n", n.D, n.r, n.M0, n.N,
                 n.L, n.Lt, o.seeds);
+    if (!p.task_spectrum.empty()) {
+      // The finite-D task covariance actually simulated (simulator.hpp task_eigenvalues).
+      const auto t = vf::task_eigenvalues(p, o.dim);
+      std::printf("%s (finite D: %d eigenvalues, rounded multiplicities, mean rescaled to 1)\n",
+                  task_description(p).c_str(), int(t.size()));
+    }
     std::printf("%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.", "theory");
     for (const char* q : {"error.tm", "error.idg", "error.odg", "order.m", "order.q",
                           "order.mbar", "order.qbar", "order.m0", "order.q0"}) {
@@ -285,7 +304,7 @@ void register_simulate(CLI::App& app) {
       if (!r.message.empty()) pj["message"] = r.message;
       text << "\n== " << gp.label << "  (alpha " << gp.params.alpha << ", alpha_test "
            << gp.params.effective_alpha_test() << ", tau " << gp.params.tau << ", kappa "
-           << gp.params.kappa << ", rho " << gp.params.rho << ", sigma " << gp.params.sigma
+           << gp.params.kappa << ", " << task_description(gp.params) << ", sigma " << gp.params.sigma
            << ", sigma_test " << gp.params.sigma_test << ", lambda " << gp.params.lambda << ")"
            << (r.pass ? "" : "  ** FAIL **") << "\n";
       if (!r.message.empty()) text << "   " << r.message << "\n";

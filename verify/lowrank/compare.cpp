@@ -91,7 +91,8 @@ std::vector<GridPoint> verify_grid(bool quick) {
     p.lambda = lambda;
     return p;
   };
-  // label: regime / tau side / lambda / test shift
+  // label: regime / tau side / lambda / test shift (the last point, full mode only: general task
+// covariance)
   std::vector<GridPoint> g = {
       {"paper: rich, tau>1, lambda=0", make(2, -1, 2.25, 1.5, 0.9, 0.3, 0, 0)},
       {"poor, tau>1, lambda=0", make(2, -1, 2.25, 0.5, 0.9, 0.3, 0, 0)},
@@ -100,6 +101,12 @@ std::vector<GridPoint> verify_grid(bool quick) {
       {"poor, tau<1, lambda>0, test shift", make(1.5, 1, 0.8, 0.4, 0.8, 0.2, 0.1, 0.02)},
   };
   if (quick) return {g[0], g[4]};
+  // Beyond the paper: a general task covariance, eigenvalue a on 40% of the directions and a/5
+  // on the rest (full rank, so S is singular at kappa < 1). 0.4 D is an integer for the default
+  // dims, so the finite-D spectrum equals the population one (simulator.hpp task_eigenvalues).
+  Params gen = make(2, -1, 2.25, 0.8, 1.0, 0.3, 0, 0.1);
+  gen.task_spectrum = lowrank::low_rank_plus_complement_spectrum(0.4, 0.2);
+  g.push_back({"general: low rank + complement tasks, kappa<1, lambda>0", gen});
   return g;
 }
 

@@ -49,7 +49,8 @@ struct GridPoint {
   lowrank::Params params;
 };
 // Both sides of rho = kappa, tau below and above 1, lambda 0 and > 0, alpha_test != alpha,
-// sigma_test > 0. quick: the smaller CI subset.
+// sigma_test > 0; full mode adds one general task covariance (power law). quick: the smaller CI
+// subset (low-rank tasks only).
 std::vector<GridPoint> verify_grid(bool quick);
 
 struct VerifyOptions {

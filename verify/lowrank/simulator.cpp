@@ -74,17 +74,56 @@ OdgKind odg_kind_from_string(const std::string& s) {
   throw InvalidParams("odg", "must be 'isotropic' or 'subspace', got '" + s + "'");
 }
 
+VectorXd task_eigenvalues(const lowrank::Params& p, int dim) {
+  if (p.task_spectrum.empty())
+    throw InvalidParams("task_spectrum", "empty: low-rank tasks have no general spectrum");
+  if (dim < 1) throw InvalidParams("dim", "must be >= 1");
+  const auto& spec = p.task_spectrum;
+  std::vector<long> count(spec.size());
+  long total = 0;
+  std::size_t largest = 0;
+  for (std::size_t k = 0; k < spec.size(); ++k) {
+    count[k] = std::lround(spec[k].mass * dim);
+    total += count[k];
+    if (count[k] > count[largest]) largest = k;
+  }
+  count[largest] += dim - total;
+  if (count[largest] < 0)
+    throw InvalidParams("task_spectrum", "too many levels for D = " + std::to_string(dim) +
+                                             ": the rounded counts cannot sum to D");
+  VectorXd t(dim);
+  Eigen::Index i = 0;
+  for (std::size_t k = 0; k < spec.size(); ++k)
+    for (long c = 0; c < count[k]; ++c) t(i++) = spec[k].position;
+  const double sum = t.sum();
+  if (!(sum > 0))
+    throw InvalidParams("task_spectrum", "no positive eigenvalue left after rounding the "
+                                         "multiplicities at D = " + std::to_string(dim));
+  t *= double(dim) / sum;  // mean exactly 1
+  return t;
+}
+
 Sizes sizes(const lowrank::Params& p, int dim) {
   if (dim < 2) throw InvalidParams("dim", "must be >= 2");
   Sizes n;
   const double D = dim;
   n.D = dim;
-  n.r = std::max(1, int(std::lround(p.rho * D)));
+  if (p.task_spectrum.empty()) {
+    n.r = std::max(1, int(std::lround(p.rho * D)));
+  } else {
+    const VectorXd t = task_eigenvalues(p, dim);
+    n.r = int((t.array() > 0.0).count());
+  }
   n.M0 = std::max(1, int(std::lround(p.kappa * D)));
   n.N = std::max(1, int(std::lround(p.tau * D * D)));
   n.L = std::max(1, int(std::lround(p.alpha * D)));
   n.Lt = std::max(1, int(std::lround(p.effective_alpha_test() * D)));
   return n;
+}
+
+MatrixXd Dataset::task_covariance() const {
+  if (general) return Sigma;
+  return (double(n.D) / n.r) * A * A.transpose();
 }
 
 std::uint64_t derive_seed(std::uint64_t base, std::uint64_t k) {
@@ -138,12 +177,23 @@ Dataset generate(const lowrank::Params& p, int dim, Rng& rng, Assignment assignm
   d.n = sizes(p, dim);
   const auto& n = d.n;
   const double sd = 1.0 / std::sqrt(double(n.D));
-  d.A = haar_orthonormal(n.D, n.r, rng);
-  {
+  if (p.task_spectrum.empty()) {
+    d.A = haar_orthonormal(n.D, n.r, rng);
     Normal nd(rng);
     MatrixXd V(n.r, n.M0);
     nd.fill(V.data(), V.size(), 1.0);
     d.W = std::sqrt(double(n.D) / n.r) * (d.A * V);
+  } else {
+    // Sigma = U diag(t) U^T, U Haar (D x D); tasks w = Sigma^{1/2} g, g ~ N(0, I_D).
+    d.general = true;
+    const VectorXd t = task_eigenvalues(p, n.D);
+    const MatrixXd U = haar_orthonormal(n.D, n.D, rng);
+    d.Sigma = U * t.asDiagonal() * U.transpose();
+    d.Sigma_half = U * t.cwiseSqrt().asDiagonal() * U.transpose();
+    Normal nd(rng);
+    MatrixXd Gt(n.D, n.M0);
+    nd.fill(Gt.data(), Gt.size(), 1.0);
+    d.W = d.Sigma_half * Gt;
   }
   d.task.resize(n.N);
   if (assignment == Assignment::Random) {
@@ -440,7 +490,15 @@ double quadratic_part(const MatrixXd& Dl, const MatrixXd& C, int Lt, double sigm
 
 }  // namespace
 
+void check_odg_kind(const lowrank::Params& p, OdgKind odg) {
+  if (odg == OdgKind::Subspace && !p.task_spectrum.empty())
+    throw InvalidParams("odg", "'subspace' ODG tasks (low rank in an independent subspace) are "
+                               "only defined for the paper's low-rank tasks; with a general "
+                               "task_spectrum use 'isotropic'");
+}
+
 Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t seed) {
+  check_odg_kind(p, o.odg);
   const auto t0 = Clock::now();
   Rng rng(seed);
   Dataset d = generate(p, o.dim, rng, o.assignment, o.sampler);
@@ -455,7 +513,7 @@ Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t see
 
   // Test-task second moments.
   const MatrixXd S = d.S();
-  const MatrixXd C_idg = (D / n.r) * d.A * d.A.transpose();
+  const MatrixXd C_idg = d.task_covariance();
   MatrixXd C_odg;
   if (o.odg == OdgKind::Isotropic) {
     C_odg = MatrixXd::Identity(n.D, n.D);
@@ -469,13 +527,21 @@ Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t see
   for (int k = 0; k < 3; ++k)
     v.emplace_back(std::string("error.") + kProtocols[k], exact_error(G, *C[k], n.Lt, st));
 
-  const MatrixXd GA = G * d.A;
   v.emplace_back("order.m", (G * S).trace() / D);
   v.emplace_back("order.q", (G * S).cwiseProduct(G).sum() / D);
   v.emplace_back("order.mbar", G.trace() / D);
   v.emplace_back("order.qbar", frob2(G) / D);
-  v.emplace_back("order.m0", (d.A.transpose() * GA).trace() / n.r);
-  v.emplace_back("order.q0", frob2(GA) / n.r);
+  if (d.general) {
+    // m0 = tr(Sigma G)/D, q0 = tr(G Sigma G^T)/D (= E w^T G w / D, E |G w|^2 / D for w ~ N(0, Sigma)).
+    const MatrixXd GS = G * d.Sigma;
+    v.emplace_back("order.m0", GS.trace() / D);
+    v.emplace_back("order.q0", GS.cwiseProduct(G).sum() / D);
+  } else {
+    // The same with Sigma = (D/r) A A^T, in the original (bit-identical) form.
+    const MatrixXd GA = G * d.A;
+    v.emplace_back("order.m0", (d.A.transpose() * GA).trace() / n.r);
+    v.emplace_back("order.q0", frob2(GA) / n.r);
+  }
 
   if (o.theory) {
     const double z = o.theory->z, e = o.theory->e, nu = o.theory->nu;
@@ -531,13 +597,16 @@ Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t see
       std::uniform_int_distribution<int> pick(0, n.M0 - 1);
       MatrixXd Bsub;
       if (o.odg == OdgKind::Subspace) Bsub = haar_orthonormal(n.D, n.r, rng);
-      VectorXd xq(n.D), vr(n.r), wq(n.D);
+      VectorXd xq(n.D), vr(d.general ? n.D : n.r), wq(n.D);
       for (int k = 0; k < 3; ++k) {
         std::vector<double> hist(nb, 0.0);
         double r2 = 0, var_pred = 0, t1 = 0, t2 = 0;
         for (int j = 0; j < o.prediction_prompts; ++j) {
           if (k == 0) {
             wq = d.W.col(pick(rng));
+          } else if (k == 1 && d.general) {
+            nd.fill(vr.data(), n.D, 1.0);
+            wq = d.Sigma_half * vr;  // w ~ N(0, Sigma)
           } else if (k == 1 || o.odg == OdgKind::Subspace) {
             nd.fill(vr.data(), n.r, 1.0);
             wq = std::sqrt(D / n.r) * ((k == 1 ? d.A : Bsub) * vr);
@@ -581,6 +650,7 @@ Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t see
 LowRankSimulator::LowRankSimulator(lowrank::Params p, SimOptions o)
     : p_(std::move(p)), o_(std::move(o)) {
   p_.validate();
+  check_odg_kind(p_, o_.odg);
   if (o_.seeds < 1) throw InvalidParams("seeds", "must be >= 1");
   if (o_.threads < 1) throw InvalidParams("threads", "must be >= 1");
   const Sizes n = sizes(p_, o_.dim);
@@ -622,13 +692,14 @@ Estimate LowRankSimulator::run() const {
 
 GdDemo gd_demo(const lowrank::Params& p, int dim, std::uint64_t seed,
                const std::vector<double>& init_scales, int steps, OdgKind odg) {
+  check_odg_kind(p, odg);
   Rng rng(seed);
   const Dataset d = generate(p, dim, rng, Assignment::Random, Sampler::Factorized);
   const auto& n = d.n;
   const double D = n.D;
   const TrainResult ref = train_cg(d, p.lambda, 1e-10, 20000);
   const MatrixXd S = d.S();
-  const MatrixXd C_idg = (D / n.r) * d.A * d.A.transpose();
+  const MatrixXd C_idg = d.task_covariance();
   MatrixXd C_odg = MatrixXd::Identity(n.D, n.D);
   if (odg == OdgKind::Subspace) {
     const MatrixXd B = haar_orthonormal(n.D, n.r, rng);

@@ -6,6 +6,12 @@
 //   L = round(alpha D) context pairs, y = w.x + sigma eps; s = (D/L) sum_l y_l x_l;
 //   prediction x_q^T Gamma s; Gamma = argmin sum_n (y_n - x_n^T Gamma s_n)^2 + lambda M0 |Gamma|_F^2.
 //
+// General task covariance (Params::task_spectrum non-empty, beyond the paper): w = Sigma^{1/2} g,
+// g ~ N(0, I_D), Sigma = U diag(t) U^T with U a D x D Haar orthogonal matrix and t the finite-D
+// eigenvalues of task_eigenvalues() (population eigenvalue t_k repeated round(w_k D) times, mean
+// rescaled to exactly 1). IDG test tasks are w ~ N(0, Sigma); ODG stays isotropic N(0, I_D).
+// Empty task_spectrum: the low-rank construction above, with the same random streams as before.
+//
 // Everything is seeded (std::mt19937_64); seed k of a run is derived from (base seed, k) only,
 // so results do not depend on the number of threads.
 #pragma once
@@ -36,11 +42,21 @@ enum class Solver { CG, Direct };  // matrix-free PCG / dense D^2 x D^2 normal e
 const char* to_string(OdgKind k);
 OdgKind odg_kind_from_string(const std::string& s);  // "isotropic" | "subspace"
 
-// Derived integer sizes.
+// Derived integer sizes. r: the task rank, round(rho D) for low-rank tasks; for a general
+// task_spectrum the number of non-zero entries of task_eigenvalues(p, D).
 struct Sizes {
   int D = 0, r = 0, M0 = 0, N = 0, L = 0, Lt = 0;
 };
 Sizes sizes(const lowrank::Params& p, int dim);
+
+// The D eigenvalues of the finite-D task covariance for a non-empty p.task_spectrum. Two
+// finite-D choices: (1) population eigenvalue t_k gets n_k = round(w_k D) entries, and the group
+// with the most entries (the first of them on a tie) absorbs D - sum_k n_k so the counts sum to
+// D (a group may end up with no entry when w_k D < 1/2); (2) the entries are then rescaled so
+// that their mean is exactly 1 (tr Sigma = D, as the theory's |w|^2/D -> 1 assumes). When every
+// w_k D is an integer the finite-D spectrum equals the population one. Throws InvalidParams
+// ("task_spectrum") for an empty spectrum or when the rounding leaves no positive eigenvalue.
+VectorXd task_eigenvalues(const lowrank::Params& p, int dim);
 
 // Quantities from the theory used by the decomposition and the distribution of predictions.
 struct TheoryRef {
@@ -64,6 +80,7 @@ struct SimOptions {
   // lambda = 0 with N < D^2 is rejected unless this is set; then the minimum-norm solution is
   // computed (unpreconditioned CG from zero / complete orthogonal decomposition).
   bool min_norm = false;
+  // ODG Subspace is only defined for low-rank tasks (InvalidParams "odg" with a task_spectrum).
   std::optional<TheoryRef> theory;  // enables the decomposition and prediction distribution
   int prediction_prompts = 0;       // fresh test prompts per protocol for the distribution
   int histogram_bins = 16;          // standardized residuals on [-4, 4]
@@ -72,13 +89,18 @@ struct SimOptions {
 // One seed's data.
 struct Dataset {
   Sizes n;
-  MatrixXd A;      // D x r, orthonormal columns
+  bool general = false;  // task_spectrum non-empty: Sigma below; A is then empty
+  MatrixXd A;      // D x r, orthonormal columns (low-rank tasks)
+  MatrixXd Sigma;       // D x D population task covariance U diag(t) U^T (general only)
+  MatrixXd Sigma_half;  // its symmetric square root U diag(sqrt t) U^T (general only)
   MatrixXd W;      // D x M0, tasks as columns
   MatrixXd X;      // N x D queries
   MatrixXd Sm;     // N x D context estimates s_n
   VectorXd y;      // N query labels
   std::vector<int> task;  // N task indices
   MatrixXd S() const { return W * W.transpose() / double(n.M0); }
+  // Second moment of a fresh (IDG) task: Sigma, or (D/r) A A^T for low-rank tasks.
+  MatrixXd task_covariance() const;
 };
 
 std::uint64_t derive_seed(std::uint64_t base, std::uint64_t k);
@@ -132,6 +154,9 @@ struct Estimate {
   Stat get(const std::string& name) const;  // throws std::out_of_range
 };
 Estimate summarize(const std::vector<Values>& per_seed);
+
+// Throws InvalidParams("odg") for OdgKind::Subspace with a general task_spectrum.
+void check_odg_kind(const lowrank::Params& p, OdgKind odg);
 
 // One full seed: data, training, measurements.
 Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t seed);
