@@ -30,6 +30,7 @@ struct Options {
   std::string out;
   // training (train, and --train-steps elsewhere)
   int train_steps = 0, batch = 64, eval_every = 100, threads = 2;
+  int train_context = 0;  // context pairs during training (0: --context)
   double lr = 1e-3;
   // check
   int pos = -1, prompts = 1;
@@ -99,6 +100,8 @@ void add_model_options(CLI::App* a, Options& o) {
   a->add_option("--seed", o.seed, "seed of weights and data")->group(g)->capture_default_str();
   a->add_option("--weights", o.weights, "load weights from FILE (icl-patch-weights text format)")->group(g);
   a->add_option("--train-steps", o.train_steps, "train the model first (Adam) for this many steps")
+      ->check(at_least(0))->group("Training")->capture_default_str();
+  a->add_option("--train-context", o.train_context, "context pairs during training (0: --context)")
       ->check(at_least(0))->group("Training")->capture_default_str();
   a->add_option("--batch", o.batch, "prompts per training step")->check(at_least(1))->group("Training")->capture_default_str();
   a->add_option("--lr", o.lr, "Adam learning rate")->check(positive_real())->group("Training")->capture_default_str();
@@ -173,7 +176,7 @@ json maybe_train(P::Weights<double>& w, const Options& o, const std::string& tag
   if (o.train_steps <= 0) return nullptr;
   P::TrainParams tp;
   tp.d = w.config.token_dim - 1;
-  tp.n_ctx = o.context;
+  tp.n_ctx = o.train_context > 0 ? o.train_context : o.context;
   tp.batch = o.batch;
   tp.steps = o.train_steps;
   tp.adam.lr = o.lr;
