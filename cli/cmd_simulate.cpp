@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/theory_output.hpp"
 #include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -34,26 +35,8 @@ void nest(json& j, const std::string& dotted, const json& value) {
   (*cur)[parts.back()] = value;
 }
 
-json theory_json(const lowrank::Solution& s) {
-  json j;
-  j["converged"] = s.converged();
-  j["residual_norm"] = s.residual_norm;
-  j["error"] = {{"tm", s.error.tm}, {"idg", s.error.idg}, {"odg", s.error.odg}};
-  const auto& o = s.order;
-  j["order"] = {{"m", o.m},       {"q", o.q},       {"mbar", o.mbar}, {"qbar", o.qbar},
-                {"m0", o.m0},     {"q0", o.q0},     {"chi", o.chi},   {"chibar", o.chibar}};
-  auto comp = [](const lowrank::Components& c) {
-    return json{{"algo", c.algo}, {"mem", c.mem}, {"struct", c.structural}};
-  };
-  j["decomposition"] = {{"tm", comp(s.decomposition.tm)},
-                        {"idg", comp(s.decomposition.idg)},
-                        {"odg", comp(s.decomposition.odg)}};
-  j["z"] = s.z;
-  j["e"] = s.e;
-  j["nu"] = s.nu;
-  j["regime"] = lowrank::to_string(s.regime);
-  return j;
-}
+// The theory next to the simulation: the same object as `icl solve --json`.
+json theory_json(const lowrank::Solution& s) { return json::parse(solution_to_json(s).dump()); }
 
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
