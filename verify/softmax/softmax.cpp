@@ -1,0 +1,380 @@
+#include "verify/softmax/softmax.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "numerics/error.hpp"
+
+namespace icl::softmax {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Uniform on [-1, 1): the same map as the linear simulator's normal sampler.
+double uniform_pm1(Rng& rng) { return double(rng() >> 11) * 0x1.0p-52 - 1.0; }
+
+// Uniform on [0, 1) with 53 random bits.
+double uniform01(Rng& rng) { return double(rng() >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Sampling and data
+
+double NormalSampler::operator()() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  double u, v, s;
+  do {
+    u = uniform_pm1(rng_);
+    v = uniform_pm1(rng_);
+    s = u * u + v * v;
+  } while (s >= 1.0 || s == 0.0);
+  const double f = std::sqrt(-2.0 * std::log(s) / s);
+  spare_ = v * f;
+  has_spare_ = true;
+  return u * f;
+}
+
+void NormalSampler::fill(double* p, Eigen::Index n, double scale) {
+  for (Eigen::Index i = 0; i < n; ++i) p[i] = scale * (*this)();
+}
+
+Prompts draw_prompts(const MatrixXd& tasks, int L, double sigma, Rng& rng) {
+  if (L < 1) throw InvalidParams("L", "context length must be >= 1");
+  Prompts P;
+  P.D = int(tasks.rows());
+  P.T = L + 1;
+  const Eigen::Index count = tasks.cols();
+  P.Z.resize(P.D + 1, count * P.T);
+  P.y.resize(count);
+  NormalSampler nd(rng);
+  const double sd = 1.0 / std::sqrt(double(P.D));
+  for (Eigen::Index n = 0; n < count; ++n) {
+    for (int l = 0; l < P.T; ++l) {
+      const Eigen::Index col = n * P.T + l;
+      double* x = P.Z.col(col).data();
+      nd.fill(x, P.D, sd);
+      const double y = tasks.col(n).dot(P.Z.col(col).head(P.D)) + sigma * nd();
+      if (l < L) {
+        P.Z(P.D, col) = y;
+      } else {
+        P.Z(P.D, col) = 0.0;  // the query token carries no label
+        P.y(n) = y;
+      }
+    }
+  }
+  return P;
+}
+
+TrainingData generate(const lowrank::Params& p, int dim, Rng& rng,
+                      verify::Assignment assignment) {
+  if (!p.task_spectrum.empty())
+    throw InvalidParams("task_spectrum", "the softmax check uses the paper's low-rank tasks only");
+  TrainingData d;
+  d.n = verify::sizes(p, dim);
+  const auto& n = d.n;
+  // Same order and algorithm as verify::generate: A, then V (r x M0), then the assignment.
+  d.A = verify::haar_orthonormal(n.D, n.r, rng);
+  {
+    NormalSampler nd(rng);
+    MatrixXd V(n.r, n.M0);
+    nd.fill(V.data(), V.size(), 1.0);
+    d.W = std::sqrt(double(n.D) / n.r) * (d.A * V);
+  }
+  d.task.resize(n.N);
+  if (assignment == verify::Assignment::Random) {
+    std::uniform_int_distribution<int> pick(0, n.M0 - 1);
+    for (int i = 0; i < n.N; ++i) d.task[i] = pick(rng);
+  } else {
+    for (int i = 0; i < n.N; ++i) d.task[i] = i % n.M0;
+  }
+  MatrixXd Wseq(n.D, n.N);
+  for (int i = 0; i < n.N; ++i) Wseq.col(i) = d.W.col(d.task[i]);
+  d.prompts = draw_prompts(Wseq, n.L, p.sigma, rng);
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model
+
+const char* to_string(Init i) { return i == Init::Glorot ? "glorot" : "torch"; }
+Init init_from_string(const std::string& s) {
+  if (s == "glorot") return Init::Glorot;
+  if (s == "torch") return Init::Torch;
+  throw InvalidParams("init", "must be 'glorot' or 'torch', got '" + s + "'");
+}
+
+Model init_model(int D, int attn_dim, Rng& rng, Init init) {
+  if (D < 1) throw InvalidParams("dim", "must be >= 1");
+  if (attn_dim < 1) throw InvalidParams("attn_dim", "must be >= 1");
+  const int D1 = D + 1;
+  auto draw = [&](MatrixXd& M, int rows) {
+    const double bound = init == Init::Glorot ? std::sqrt(6.0 / double(D1 + rows))
+                                              : 1.0 / std::sqrt(double(D1));
+    M.resize(rows, D1);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < D1; ++j) M(i, j) = bound * (2.0 * uniform01(rng) - 1.0);
+  };
+  Model m;
+  draw(m.WQ, attn_dim);
+  draw(m.WK, attn_dim);
+  MatrixXd WV;
+  draw(WV, D1);
+  m.v = WV.row(D1 - 1).transpose();
+  return m;
+}
+
+namespace {
+
+// Forward (and optionally backward) over all prompts. Per prompt with tokens Zn ((D+1) x T):
+//   u_s = W_K^T W_Q t_last / sqrt(d); s = Zn^T u_s; c = Zn^T v; a = softmax(s); pred = a.c
+//   dpred/dv = Zn a; dpred/du_s = Zn (a o (c - pred)) =: e
+//   dpred/dW_K = q (e/sqrt(d))^T with q = W_Q t_last;  dpred/dW_Q = W_K (e/sqrt(d)) t_last^T.
+double forward_backward(const Model& m, const Prompts& data, VectorXd* pred_out, Gradient* g) {
+  const int T = data.T;
+  const int D1 = data.D + 1;
+  const Eigen::Index N = data.count();
+  if (m.token_dim() != D1 || m.WK.cols() != D1 || m.v.size() != D1 ||
+      m.WK.rows() != m.WQ.rows())
+    throw InvalidParams("model", "shape does not match the prompts' token dimension");
+  const double scale = 1.0 / std::sqrt(double(m.attn_dim()));
+  if (g) {
+    g->WQ.setZero(m.WQ.rows(), D1);
+    g->WK.setZero(m.WK.rows(), D1);
+    g->v.setZero(D1);
+  }
+  if (pred_out) pred_out->resize(N);
+  MatrixXd UV(D1, 2);
+  UV.col(1) = m.v;
+  MatrixXd SC(T, 2), WA(T, 2), ET(D1, 2);
+  VectorXd q(m.attn_dim()), kq(m.attn_dim());
+  double total = 0;
+  for (Eigen::Index n = 0; n < N; ++n) {
+    const auto Zn = data.Z.middleCols(n * T, T);
+    const auto tl = Zn.col(T - 1);
+    q.noalias() = m.WQ * tl;
+    UV.col(0).noalias() = scale * (m.WK.transpose() * q);
+    SC.noalias() = Zn.transpose() * UV;
+    const double smax = SC.col(0).maxCoeff();
+    double sum = 0;
+    for (int i = 0; i < T; ++i) {
+      const double e = std::exp(SC(i, 0) - smax);
+      WA(i, 1) = e;
+      sum += e;
+    }
+    WA.col(1) /= sum;  // attention weights a
+    const double pred = WA.col(1).dot(SC.col(1));
+    if (pred_out) (*pred_out)(n) = pred;
+    const double r = pred - data.y(n);
+    total += r * r;
+    if (g) {
+      const double gp = 2.0 * r / double(N);
+      WA.col(0) = (WA.col(1).array() * (SC.col(1).array() - pred)).matrix();
+      ET.noalias() = Zn * WA;
+      const double c = gp * scale;
+      g->WK.noalias() += (c * q) * ET.col(0).transpose();
+      kq.noalias() = m.WK * ET.col(0);
+      g->WQ.noalias() += (c * kq) * tl.transpose();
+      g->v.noalias() += gp * ET.col(1);
+    }
+  }
+  return N > 0 ? total / double(N) : 0.0;
+}
+
+}  // namespace
+
+VectorXd predict(const Model& m, const Prompts& data) {
+  VectorXd pred;
+  forward_backward(m, data, &pred, nullptr);
+  return pred;
+}
+
+double loss(const Model& m, const Prompts& data) {
+  return forward_backward(m, data, nullptr, nullptr);
+}
+
+double loss_and_gradient(const Model& m, const Prompts& data, Gradient& g) {
+  return forward_backward(m, data, nullptr, &g);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Training
+
+TrainLog train_adam(Model& m, const Prompts& data, const TrainOptions& o) {
+  const auto t0 = Clock::now();
+  TrainLog log;
+  Gradient g;
+  // Adam moments, PyTorch's update: p -= (lr / bc1) * m / (sqrt(v) / sqrt(bc2) + eps).
+  Gradient m1{MatrixXd::Zero(m.WQ.rows(), m.WQ.cols()), MatrixXd::Zero(m.WK.rows(), m.WK.cols()),
+              VectorXd::Zero(m.v.size())};
+  Gradient m2 = m1;
+  double prev = std::numeric_limits<double>::quiet_NaN();
+  for (int epoch = 1; epoch <= o.max_epochs; ++epoch) {
+    const double L = loss_and_gradient(m, data, g);
+    if (epoch == 1) log.initial_loss = L;
+    if (o.keep_history) log.history.push_back(L);
+    const double bc1 = 1.0 - std::pow(o.beta1, epoch);
+    const double bc2 = 1.0 - std::pow(o.beta2, epoch);
+    const double step = o.lr / bc1;
+    const double rbc2 = 1.0 / std::sqrt(bc2);
+    auto update = [&](auto& param, const auto& grad, auto& mm, auto& vv) {
+      mm.array() = o.beta1 * mm.array() + (1.0 - o.beta1) * grad.array();
+      vv.array() = o.beta2 * vv.array() + (1.0 - o.beta2) * grad.array().square();
+      param.array() -= step * mm.array() / (vv.array().sqrt() * rbc2 + o.eps);
+    };
+    update(m.WQ, g.WQ, m1.WQ, m2.WQ);
+    update(m.WK, g.WK, m1.WK, m2.WK);
+    update(m.v, g.v, m1.v, m2.v);
+    log.epochs = epoch;
+    if (!std::isfinite(L)) break;
+    if (epoch > 1 && std::abs(L - prev) < o.tol) {
+      log.converged = true;
+      break;
+    }
+    prev = L;
+  }
+  log.final_loss = loss(m, data);
+  log.seconds = seconds_since(t0);
+  return log;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+
+void validate(const lowrank::Params& p, const SoftmaxOptions& o) {
+  p.validate();
+  if (!p.task_spectrum.empty())
+    throw InvalidParams("task_spectrum", "the softmax check uses the paper's low-rank tasks only");
+  if (o.dim < 2) throw InvalidParams("dim", "must be >= 2");
+  if (o.seeds < 1) throw InvalidParams("seeds", "must be >= 1");
+  if (o.threads < 1) throw InvalidParams("threads", "must be >= 1");
+  if (o.attn_dim < 1) throw InvalidParams("attn_dim", "must be >= 1");
+  if (o.test_prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  const auto& t = o.train;
+  if (!(t.lr > 0) || !std::isfinite(t.lr)) throw InvalidParams("lr", "must be > 0");
+  if (t.max_epochs < 1) throw InvalidParams("epochs", "must be >= 1");
+  if (!(t.tol >= 0)) throw InvalidParams("tol", "must be >= 0");
+  if (!(t.beta1 >= 0 && t.beta1 < 1) || !(t.beta2 >= 0 && t.beta2 < 1))
+    throw InvalidParams("betas", "must be in [0, 1)");
+  if (!(t.eps > 0)) throw InvalidParams("eps", "must be > 0");
+  verify::check_odg_kind(p, o.odg);
+}
+
+verify::Values run_seed(const lowrank::Params& p, const SoftmaxOptions& o, std::uint64_t seed) {
+  const auto t0 = Clock::now();
+  Rng rng(seed);
+  verify::Sizes n;
+  MatrixXd A, W;
+  Model model;
+  TrainLog log;
+  {
+    TrainingData d = generate(p, o.dim, rng, o.assignment);
+    n = d.n;
+    A = std::move(d.A);
+    W = std::move(d.W);
+    model = init_model(n.D, o.attn_dim, rng, o.init);
+    log = train_adam(model, d.prompts, o.train);
+  }
+  const double D = n.D;
+  MatrixXd B;  // ODG subspace
+  if (o.odg == verify::OdgKind::Subspace) B = verify::haar_orthonormal(n.D, n.r, rng);
+
+  const char* names[3] = {"tm", "idg", "odg"};
+  double err[3] = {0, 0, 0}, zero[3] = {0, 0, 0};
+  const int chunk = 256;
+  for (int k = 0; k < 3; ++k) {
+    std::uniform_int_distribution<int> pick(0, n.M0 - 1);
+    for (int start = 0; start < o.test_prompts; start += chunk) {
+      const int cnt = std::min(chunk, o.test_prompts - start);
+      MatrixXd tasks(n.D, cnt);
+      if (k == 0) {
+        for (int j = 0; j < cnt; ++j) tasks.col(j) = W.col(pick(rng));
+      } else if (k == 1 || o.odg == verify::OdgKind::Subspace) {
+        NormalSampler nd(rng);
+        MatrixXd V(n.r, cnt);
+        nd.fill(V.data(), V.size(), 1.0);
+        tasks = std::sqrt(D / n.r) * ((k == 1 ? A : B) * V);
+      } else {
+        NormalSampler nd(rng);
+        nd.fill(tasks.data(), tasks.size(), 1.0);
+      }
+      const Prompts P = draw_prompts(tasks, n.Lt, p.sigma_test, rng);
+      const VectorXd pred = predict(model, P);
+      err[k] += (pred - P.y).squaredNorm();
+      zero[k] += P.y.squaredNorm();
+    }
+  }
+  verify::Values v;
+  for (int k = 0; k < 3; ++k)
+    v.emplace_back(std::string("error.") + names[k], err[k] / o.test_prompts);
+  for (int k = 0; k < 3; ++k)
+    v.emplace_back(std::string("zero.") + names[k], zero[k] / o.test_prompts);
+  v.emplace_back("train.epochs", log.epochs);
+  v.emplace_back("train.converged", log.converged ? 1.0 : 0.0);
+  v.emplace_back("train.initial_loss", log.initial_loss);
+  v.emplace_back("train.final_loss", log.final_loss);
+  v.emplace_back("timing.train_seconds", log.seconds);
+  v.emplace_back("timing.seed_seconds", seconds_since(t0));
+  return v;
+}
+
+std::vector<verify::Estimate> run_points(
+    const std::vector<lowrank::Params>& points, const SoftmaxOptions& o,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  for (const auto& p : points) validate(p, o);
+  const std::size_t S = std::size_t(o.seeds);
+  const std::size_t jobs = points.size() * S;
+  std::vector<std::vector<verify::Values>> results(points.size(),
+                                                   std::vector<verify::Values>(S));
+  std::vector<std::exception_ptr> errors(jobs);
+  std::atomic<std::size_t> next{0};
+  std::mutex mu;
+  std::size_t done = 0;
+  auto worker = [&] {
+    for (std::size_t j; (j = next.fetch_add(1)) < jobs;) {
+      const std::size_t pt = j / S, k = j % S;
+      try {
+        results[pt][k] = run_seed(points[pt], o, verify::derive_seed(o.base_seed, k));
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (progress) progress(done, jobs);
+    }
+  };
+  const std::size_t nt = std::min<std::size_t>(std::size_t(o.threads), jobs);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < nt; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  std::vector<verify::Estimate> out;
+  out.reserve(points.size());
+  for (const auto& r : results) out.push_back(verify::summarize(r));
+  return out;
+}
+
+SoftmaxSimulator::SoftmaxSimulator(lowrank::Params p, SoftmaxOptions o)
+    : p_(std::move(p)), o_(std::move(o)) {
+  validate(p_, o_);
+}
+
+verify::Estimate SoftmaxSimulator::run() const { return run_points({p_}, o_).front(); }
+
+}  // namespace icl::softmax
