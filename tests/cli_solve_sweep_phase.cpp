@@ -1,58 +1,21 @@
 // The `icl` program as a user runs it: exit codes, messages, JSON, TSV files, atomic writes.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
 #include "theory/lowrank.hpp"
 
+#include "cli_harness.hpp"
+
 namespace fs = std::filesystem;
-
-namespace {
-
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch() {
-  const fs::path d = fs::path(ICL_BINARY_DIR) / "cli_test_scratch";
-  fs::create_directories(d);
-  return d;
-}
-
-Run run_icl(const std::string& args) {
-  const fs::path d = scratch();
-  const std::string cmd = std::string(ICL_EXE) + " " + args + " >" + (d / "stdout").string() +
-                          " 2>" + (d / "stderr").string();
-  const int status = std::system(cmd.c_str());
-  Run r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(d / "stdout");
-  r.err = slurp(d / "stderr");
-  return r;
-}
-
-int count_lines(const std::string& s) {
-  int n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
-
-}  // namespace
+using icl_test::count_lines;
+using icl_test::run_icl;
+using icl_test::Run;
+using icl_test::scratch;
+using icl_test::slurp;
 
 TEST_CASE("icl --help and --version") {
   const Run h = run_icl("--help");

@@ -1,0 +1,48 @@
+// Running the `icl` program from tests: exit code, stdout, stderr.
+#pragma once
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace icl_test {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A scratch folder in the build tree, one per test program.
+inline std::filesystem::path scratch(const std::string& name = "cli_test_scratch") {
+  const std::filesystem::path d = std::filesystem::path(ICL_BINARY_DIR) / name;
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+inline Run run_icl(const std::string& args, const std::filesystem::path& dir = scratch()) {
+  const std::string cmd = std::string(ICL_EXE) + " " + args + " >" + (dir / "stdout").string() +
+                          " 2>" + (dir / "stderr").string();
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "stdout");
+  r.err = slurp(dir / "stderr");
+  return r;
+}
+
+inline int count_lines(const std::string& s) {
+  int n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+}  // namespace icl_test
