@@ -9,5 +9,6 @@ void register_sweep(CLI::App& app);     // cmd_sweep.cpp   (sweep, phase)
 void register_simulate(CLI::App& app);  // cmd_simulate.cpp (simulate, verify)
 void register_patch(CLI::App& app);     // cmd_patch.cpp
 void register_merge(CLI::App& app);     // cmd_merge.cpp  (shards of sweep/phase)
+void register_figs(CLI::App& app);      // cmd_figs.cpp   (paper figures)
 void register_softmax(CLI::App& app);   // cmd_softmax.cpp (softmax-attention check)
 }  // namespace icl::cli

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
 #ifdef ICL_HAVE_MERGE
   register_merge(app);
 #endif
+#ifdef ICL_HAVE_FIGS
+  register_figs(app);
+#endif
 #ifdef ICL_HAVE_SOFTMAX
   register_softmax(app);
 #endif

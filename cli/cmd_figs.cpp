@@ -1,0 +1,220 @@
+// icl figs: the paper figures. For each figure, the data step (paper_figs/figures.cpp, in
+// process) writes DIR/<stem>.tsv + sidecars, then the plot step runs
+// /usr/bin/python3 paper_figs/plot_<name>.py DIR, which writes DIR/<name>.pdf and .png.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "paper_figs/figures.hpp"
+
+namespace icl::cli {
+namespace {
+
+namespace pf = icl::paperfigs;
+namespace fs = std::filesystem;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void print_list() {
+  std::printf("%-3s %-14s %-18s %-18s %s\n", "#", "name", "paper", "status", "description");
+  for (const auto& f : pf::registry())
+    std::printf("%-3d %-14s %-18s %-18s %s\n", f.number, f.name.c_str(), f.paper.c_str(),
+                f.available() ? "available" : "not yet available", f.description.c_str());
+}
+
+// Top-level "D" and "seeds" in each sidecar (from the simulation part of the meta, if any).
+void add_dimension_keys(nlohmann::json& meta) {
+  for (const char* key : {"simulation", "gd"})
+    if (meta.contains(key) && meta[key].is_object() && meta[key].contains("dim")) {
+      meta["D"] = meta[key]["dim"];
+      if (meta[key].contains("seeds")) meta["seeds"] = meta[key]["seeds"];
+      return;
+    }
+  meta["D"] = "infinity (theory)";
+}
+
+struct Outcome {
+  std::string name;
+  bool data_ok = false, plot_ok = false;
+  double data_seconds = 0, plot_seconds = 0;
+  std::size_t failed_theory_points = 0;
+  std::vector<std::string> files;
+  std::string message;
+};
+
+}  // namespace
+
+void register_figs(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> names;
+    bool list = false, quick = false, no_plot = false, plot_only = false;
+    std::string out = "figures";
+    int threads = 2;
+    std::uint64_t seed = 20251;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* figs = app.add_subcommand(
+      "figs", "Paper figures: data (TSV + JSON sidecar) and plot (PDF + PNG) per figure");
+  figs->add_option("names", opt->names, "figure names or numbers, or 'all' (see --list)");
+  figs->add_flag("--list", opt->list, "list the figures and whether they are available");
+  figs->add_flag("--quick", opt->quick, "small D, 2 seeds, coarse grids (CI; a few minutes for all)");
+  figs->add_option("--out", opt->out, "output folder")->capture_default_str();
+  figs->add_option("--threads", opt->threads, "worker threads (simulation seeds, phase grid)")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  figs->add_option("--seed", opt->seed, "base seed (every simulated point derives its own)")
+      ->capture_default_str();
+  figs->add_flag("--no-plot", opt->no_plot, "data step only (TSV + sidecars)");
+  figs->add_flag("--plot-only", opt->plot_only, "plot step only, from the TSVs already in --out");
+  figs->callback([opt] {
+    if (opt->list) {
+      print_list();
+      return;
+    }
+    if (opt->names.empty())
+      throw ExitError(kExitBadInput, "figs: name figures (e.g. decomposition or 1), 'all', or --list");
+    if (opt->no_plot && opt->plot_only)
+      throw ExitError(kExitBadInput, "figs: --no-plot and --plot-only exclude each other");
+    std::vector<const pf::Figure*> todo;
+    for (const auto& n : opt->names) {
+      if (n == "all") {
+        for (const auto& f : pf::registry()) {
+          if (f.available())
+            todo.push_back(&f);
+          else
+            std::fprintf(stderr, "[figs] %d %s: %s, skipped\n", f.number, f.name.c_str(),
+                         f.unavailable.c_str());
+        }
+        continue;
+      }
+      const pf::Figure* f = pf::find_figure(n);
+      if (!f) {
+        std::string names;
+        for (const auto& g : pf::registry()) names += (names.empty() ? "" : ", ") + g.name;
+        throw ExitError(kExitBadInput, "figs: unknown figure '" + n + "' (one of " + names +
+                                           ", a number 1-12, or all)");
+      }
+      if (!f->available())
+        throw ExitError(kExitBadInput, "figs: figure " + std::to_string(f->number) + " (" +
+                                           f->name + ") is " + f->unavailable);
+      if (std::find(todo.begin(), todo.end(), f) == todo.end()) todo.push_back(f);
+    }
+    std::error_code ec;
+    fs::create_directories(opt->out, ec);
+    if (ec || !fs::is_directory(opt->out))
+      throw ExitError(kExitBadInput, "figs: cannot create output folder " + opt->out +
+                                         (ec ? ": " + ec.message() : ""));
+
+    std::vector<Outcome> outcomes;
+    bool failed = false;
+    const auto t_all = std::chrono::steady_clock::now();
+    for (const pf::Figure* f : todo) {
+      Outcome oc;
+      oc.name = f->name;
+      pf::Settings s;
+      s.quick = opt->quick;
+      s.threads = opt->threads;
+      s.seed = opt->seed;
+      s.command = "icl figs " + f->name + (opt->quick ? " --quick" : "") +
+                  (opt->seed != 20251 ? " --seed " + std::to_string(opt->seed) : "");
+      s.progress = [name = f->name](const std::string& what, std::size_t d, std::size_t n) {
+        progress(what.rfind(name, 0) == 0 ? what : name + ": " + what, d, n);
+      };
+      std::fprintf(stderr, "[figs] %d %s (%s): %s\n", f->number, f->name.c_str(),
+                   opt->quick ? "quick" : "full", f->description.c_str());
+      // Data step.
+      if (opt->plot_only) {
+        oc.data_ok = true;
+      } else {
+        const auto t0 = std::chrono::steady_clock::now();
+        try {
+          const pf::FigureData data = f->data(s);
+          for (const auto& t : data.tables) {
+            Table table{t.columns, t.rows};
+            nlohmann::json meta = t.meta;
+            add_dimension_keys(meta);
+            const std::string path = (fs::path(opt->out) / (t.stem + ".tsv")).string();
+            emit_tsv(table, path, meta);
+            oc.files.push_back(path);
+          }
+          oc.failed_theory_points = data.failed_theory_points;
+          oc.data_ok = true;
+        } catch (const ExitError&) {
+          throw;
+        } catch (const std::exception& e) {
+          oc.message = std::string("data step failed: ") + e.what();
+        }
+        oc.data_seconds = seconds_since(t0);
+        if (oc.failed_theory_points)
+          std::fprintf(stderr,
+                       "[figs] %s: %zu theory points did not converge (nan, converged = 0; "
+                       "marked in the plot)\n",
+                       f->name.c_str(), oc.failed_theory_points);
+      }
+      // Plot step.
+      if (oc.data_ok && !opt->no_plot) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::string dir = pf::locate_script(f->script());
+        if (dir.empty()) {
+          std::string path;
+          for (const auto& d : pf::script_search_path()) path += (path.empty() ? "" : ", ") + d;
+          oc.message = "plot script " + f->script() + " not found (searched: " + path +
+                       "; set ICL_FIGS_SCRIPTS)";
+        } else {
+          const std::string script = (fs::path(dir) / f->script()).string();
+          const int rc = pf::run_plot_script(script, opt->out);
+          const fs::path pdf = fs::path(opt->out) / (f->name + ".pdf");
+          const fs::path png = fs::path(opt->out) / (f->name + ".png");
+          if (rc != 0) {
+            oc.message = pf::plot_python() + " " + script + " exited with status " +
+                         std::to_string(rc);
+          } else if (!fs::is_regular_file(pdf) || !fs::is_regular_file(png)) {
+            oc.message = script + " did not write " + pdf.string() + " and " + png.string();
+          } else {
+            oc.plot_ok = true;
+            oc.files.push_back(pdf.string());
+            oc.files.push_back(png.string());
+          }
+        }
+        oc.plot_seconds = seconds_since(t0);
+      }
+      const bool ok = oc.data_ok && (opt->no_plot || oc.plot_ok);
+      failed |= !ok;
+      std::fprintf(stderr, "[figs] %s: %s (data %.1f s, plot %.1f s)%s%s\n", f->name.c_str(),
+                   ok ? "done" : "FAILED", oc.data_seconds, oc.plot_seconds,
+                   oc.message.empty() ? "" : ": ", oc.message.c_str());
+      outcomes.push_back(std::move(oc));
+    }
+    // A run summary next to the figures (timings, failures).
+    nlohmann::ordered_json summary;
+    summary["command"] = command_line();
+    summary["mode"] = opt->quick ? "quick" : "full";
+    summary["threads"] = opt->threads;
+    summary["seconds"] = seconds_since(t_all);
+    summary["figures"] = nlohmann::ordered_json::array();
+    for (const auto& oc : outcomes)
+      summary["figures"].push_back({{"name", oc.name},
+                                    {"ok", oc.data_ok && (opt->no_plot || oc.plot_ok)},
+                                    {"data_seconds", oc.data_seconds},
+                                    {"plot_seconds", oc.plot_seconds},
+                                    {"failed_theory_points", oc.failed_theory_points},
+                                    {"files", oc.files},
+                                    {"message", oc.message}});
+    write_file_atomically((fs::path(opt->out) / "figs_run.json").string(), summary.dump(2) + "\n");
+    for (const auto& oc : outcomes)
+      for (const auto& file : oc.files) std::printf("%s\n", file.c_str());
+    if (failed) {
+      std::size_t n = 0;
+      for (const auto& oc : outcomes) n += !(oc.data_ok && (opt->no_plot || oc.plot_ok));
+      throw ExitError(1, "figs: " + std::to_string(n) + " of " + std::to_string(outcomes.size()) +
+                             " figures failed (see above)");
+    }
+  });
+}
+
+}  // namespace icl::cli

@@ -1,0 +1,640 @@
+// Data steps of the paper figures (issue 7). Each returns tables; the `icl figs` command writes
+// them (TSV + JSON sidecar) and runs the figure's plot script.
+#include "paper_figs/figures.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <numbers>
+#include <random>
+
+#include "numerics/spectral_measure.hpp"
+#include "theory/lowrank.hpp"
+#include "theory/sweep.hpp"
+#include "verify/lowrank/compare.hpp"
+#include "verify/lowrank/simulator.hpp"
+
+namespace icl::paperfigs {
+namespace {
+
+using lowrank::Params;
+using lowrank::Solution;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+const char* const kProtocols[3] = {"tm", "idg", "odg"};
+
+nlohmann::json params_json(const Params& p) {
+  return {{"alpha", p.alpha},   {"alpha_test", p.effective_alpha_test()},
+          {"tau", p.tau},       {"gamma", p.gamma()},
+          {"kappa", p.kappa},   {"rho", p.rho},
+          {"sigma", p.sigma},   {"sigma_test", p.sigma_test},
+          {"lambda", p.lambda}};
+}
+
+// Common sidecar fields of one table.
+nlohmann::json table_meta(const Settings& s, int figure, const Params& base,
+                          const std::string& what) {
+  return {{"figure", figure},
+          {"figure_command", s.command},
+          {"mode", s.quick ? "quick" : "full"},
+          {"what", what},
+          {"params", params_json(base)},
+          {"base_seed", s.seed}};
+}
+
+void report(const Settings& s, const std::string& what, std::size_t done, std::size_t total) {
+  if (s.progress) s.progress(what, done, total);
+}
+
+// ---- theory rows -----------------------------------------------------------------------------
+
+std::vector<std::string> theory_columns() {
+  std::vector<std::string> c = {"converged", "residual", "tm", "idg", "odg"};
+  for (const char* p : kProtocols)
+    for (const char* part : {"algo", "mem", "struct"}) c.push_back(std::string(p) + "_" + part);
+  for (const char* o : {"m", "q", "mbar", "qbar", "m0", "q0", "chi", "chibar", "qhat", "qbarhat",
+                        "z", "e", "nu"})
+    c.push_back(o);
+  return c;
+}
+
+// A failed point keeps its row: nan values, converged = 0, its residual.
+std::vector<double> theory_row(const Solution& s) {
+  const auto& o = s.order;
+  const auto& d = s.decomposition;
+  std::vector<double> r = {s.error.tm, s.error.idg, s.error.odg};
+  for (const auto* c : {&d.tm, &d.idg, &d.odg}) {
+    r.push_back(c->algo);
+    r.push_back(c->mem);
+    r.push_back(c->structural);
+  }
+  for (double v : {o.m, o.q, o.mbar, o.qbar, o.m0, o.q0, o.chi, o.chibar, o.qhat, o.qbarhat, s.z,
+                   s.e, s.nu})
+    r.push_back(v);
+  if (!s.converged()) std::fill(r.begin(), r.end(), kNaN);
+  r.insert(r.begin(), {s.converged() ? 1.0 : 0.0, s.residual_norm});
+  return r;
+}
+
+std::size_t count_failed(const std::vector<Solution>& sols) {
+  return static_cast<std::size_t>(
+      std::count_if(sols.begin(), sols.end(), [](const Solution& s) { return !s.converged(); }));
+}
+
+// Theory along `name` (saddle point, warm-started sweep) as a table: x column(s), then theory.
+DataTable theory_table(const std::string& stem, const Params& base, const std::string& name,
+                       const std::vector<double>& xs, std::size_t& failed,
+                       std::vector<Solution>* keep = nullptr) {
+  const std::vector<Solution> sols = lowrank::sweep(base, name, xs);
+  DataTable t;
+  t.stem = stem;
+  t.columns = {name};
+  for (const auto& c : theory_columns()) t.columns.push_back(c);
+  for (std::size_t i = 0; i < sols.size(); ++i) {
+    std::vector<double> row = {xs[i]};
+    const auto r = theory_row(sols[i]);
+    row.insert(row.end(), r.begin(), r.end());
+    t.rows.push_back(std::move(row));
+  }
+  const std::size_t f = count_failed(sols);
+  failed += f;
+  t.meta["failed_theory_points"] = f;
+  t.meta["theory"] = {{"method", "saddle"}, {"vary", name}, {"points", xs.size()}};
+  if (keep) *keep = sols;
+  return t;
+}
+
+// ---- simulation rows -------------------------------------------------------------------------
+
+struct SimSpec {
+  int dim = 20;
+  int seeds = 2;
+};
+
+nlohmann::json sim_meta(const SimSpec& sim, const std::vector<double>& xs) {
+  return {{"dim", sim.dim}, {"seeds", sim.seeds}, {"points", xs},
+          {"seed_rule", "point k uses base seed derive_seed(base_seed, 1000 * figure + k)"}};
+}
+
+std::vector<std::string> sim_columns(const std::vector<std::string>& names) {
+  std::vector<std::string> c = {"sim_ok"};
+  for (const auto& n : names) {
+    std::string shortname = n.substr(n.find('.') + 1);
+    std::replace(shortname.begin(), shortname.end(), '.', '_');
+    c.push_back("sim_" + shortname);
+    c.push_back("sim_" + shortname + "_sem");
+  }
+  return c;
+}
+
+// Mean and s.e. over seeds of `names` at p; a failed simulation gives sim_ok = 0 and nan values
+// (the message is added to `errors`).
+std::vector<double> simulate_row(const Params& p, const SimSpec& sim, const Settings& s,
+                                 std::uint64_t point_seed, const std::vector<std::string>& names,
+                                 const Solution* theory, nlohmann::json& errors) {
+  verify::SimOptions o;
+  o.dim = sim.dim;
+  o.seeds = sim.seeds;
+  o.threads = std::max(1, s.threads);
+  o.base_seed = verify::derive_seed(s.seed, point_seed);
+  o.prediction_prompts = 0;
+  if (theory && theory->converged()) o.theory = verify::theory_ref(*theory);
+  std::vector<double> row = {1.0};
+  try {
+    const verify::Estimate e = verify::LowRankSimulator(p, o).run();
+    for (const auto& n : names) {
+      if (e.has(n)) {
+        const verify::Stat st = e.get(n);
+        row.push_back(st.mean);
+        row.push_back(st.sem);
+      } else {
+        row.push_back(kNaN);
+        row.push_back(kNaN);
+      }
+    }
+  } catch (const std::exception& ex) {
+    row.assign(1 + 2 * names.size(), kNaN);
+    row[0] = 0.0;
+    errors.push_back(ex.what());
+  }
+  return row;
+}
+
+const std::vector<std::string> kErrorNames = {"error.tm", "error.idg", "error.odg"};
+const std::vector<std::string> kOrderNames = {"order.m",  "order.q",  "order.mbar",
+                                              "order.qbar", "order.m0", "order.q0"};
+
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Simulation along `name` at the values xs: table with x, sim_ok, sim_* columns.
+DataTable sim_table(const std::string& stem, const Params& base, const std::string& name,
+                    const std::vector<double>& xs, const SimSpec& sim, const Settings& s,
+                    int figure, const std::vector<std::string>& names, bool with_theory_ref,
+                    const std::string& label) {
+  DataTable t;
+  t.stem = stem;
+  t.columns = {name};
+  for (const auto& c : sim_columns(names)) t.columns.push_back(c);
+  nlohmann::json errors = nlohmann::json::array();
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    Params p = base;
+    p.set(name, xs[k]);
+    Solution th;
+    if (with_theory_ref) th = lowrank::solve(p);
+    std::vector<double> row = {xs[k]};
+    const auto r = simulate_row(p, sim, s, 1000u * figure + k, names,
+                                with_theory_ref ? &th : nullptr, errors);
+    row.insert(row.end(), r.begin(), r.end());
+    t.rows.push_back(std::move(row));
+    report(s, label, k + 1, xs.size());
+  }
+  t.meta = table_meta(s, figure, base, "simulation");
+  t.meta["simulation"] = sim_meta(sim, xs);
+  t.meta["simulation"]["vary"] = name;
+  t.meta["simulation_errors"] = errors;
+  return t;
+}
+
+// ---- figure 1: decomposition -----------------------------------------------------------------
+
+Params decomposition_params() {
+  Params p;
+  p.alpha = 2;
+  p.tau = 2.25;  // gamma 1.5
+  p.kappa = 1.5;
+  p.rho = 0.9;
+  p.sigma = 0.3;
+  p.lambda = 0;
+  p.alpha_test = -1;  // = alpha
+  return p;
+}
+
+FigureData fig_decomposition(const Settings& s) {
+  const Params base = decomposition_params();
+  FigureData out;
+  const auto xs = lowrank::logspace(0.1, 100, s.quick ? 25 : 81);
+  DataTable th = theory_table("decomposition", base, "alpha", xs, out.failed_theory_points);
+  th.meta.update(table_meta(s, 1, base, "theory"));
+  th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", xs.size()}};
+  out.tables.push_back(std::move(th));
+  report(s, "decomposition theory", 1, 1);
+
+  const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{60, 5};
+  const std::vector<double> sx = s.quick ? std::vector<double>{0.5, 2, 8}
+                                         : std::vector<double>{0.25, 0.5, 1, 2, 4, 8, 16, 32};
+  std::vector<std::string> names = kErrorNames;
+  for (const char* p : kProtocols)
+    for (const char* part : {"algo", "excess", "span", "null"})
+      names.push_back(std::string("decomp.") + p + "." + part);
+  out.tables.push_back(sim_table("decomposition_sim", base, "alpha", sx, sim, s, 1, names, true,
+                                 "decomposition simulation"));
+  out.tables.back().meta["measured_decomposition"] =
+      "algo = exact error of Gbar = S (S - z)^{-1} (z from the theory); excess = total - algo "
+      "(theory: mem + struct); span/null = the fluctuation Gamma - Gbar restricted to span(S) / "
+      "null(S)";
+  return out;
+}
+
+// ---- figure 2: order parameters against kappa ------------------------------------------------
+
+FigureData fig_order_params(const Settings& s) {
+  Params base;
+  base.alpha = 2.3;
+  base.tau = 1.7;
+  base.rho = 0.2;
+  base.sigma = 0.003;
+  base.lambda = 3;
+  base.kappa = 1.0;
+  FigureData out;
+  const auto xs = lowrank::linspace(0.25, 2.0, s.quick ? 15 : 71);
+  DataTable th = theory_table("order_params", base, "kappa", xs, out.failed_theory_points);
+  th.meta.update(table_meta(s, 2, base, "theory"));
+  th.meta["theory"] = {{"method", "saddle"}, {"vary", "kappa"}, {"points", xs.size()}};
+  out.tables.push_back(std::move(th));
+  report(s, "order_params theory", 1, 1);
+  const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{70, 10};
+  const auto sx = lowrank::linspace(0.25, 2.0, s.quick ? 4 : 8);
+  out.tables.push_back(sim_table("order_params_sim", base, "kappa", sx, sim, s, 2,
+                                 concat(kErrorNames, kOrderNames), false,
+                                 "order_params simulation"));
+  return out;
+}
+
+// ---- figure 3: errors against the test context -----------------------------------------------
+
+FigureData fig_test_context(const Settings& s) {
+  Params base;
+  base.alpha = 4;
+  base.tau = 1.2;
+  base.kappa = 3;
+  base.rho = 0.5;
+  base.sigma = 0.9;
+  base.lambda = 0.1;
+  base.sigma_test = 0;
+  base.alpha_test = 4;
+  FigureData out;
+  auto ratio_to_alpha_test = [&](std::vector<double> r) {
+    for (double& v : r) v *= base.alpha;
+    return r;
+  };
+  const auto ratios = lowrank::logspace(0.1, 4.0, s.quick ? 20 : 61);
+  DataTable th = theory_table("test_context", base, "alpha_test", ratio_to_alpha_test(ratios),
+                              out.failed_theory_points);
+  th.columns.insert(th.columns.begin(), "ratio");
+  for (std::size_t i = 0; i < th.rows.size(); ++i) th.rows[i].insert(th.rows[i].begin(), ratios[i]);
+  th.meta.update(table_meta(s, 3, base, "theory"));
+  th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha_test"}, {"points", ratios.size()}};
+  out.tables.push_back(std::move(th));
+  report(s, "test_context theory", 1, 1);
+
+  // One pretraining draw per seed shared by all test contexts (same derived seed at every
+  // point): the curve is one set of trained models evaluated at different alpha_test.
+  const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{60, 5};
+  const std::vector<double> sr = s.quick ? std::vector<double>{0.25, 1, 4}
+                                         : std::vector<double>{0.1, 0.2, 0.4, 0.7, 1, 1.5, 2.5, 4};
+  DataTable t;
+  t.stem = "test_context_sim";
+  t.columns = {"ratio", "alpha_test"};
+  for (const auto& c : sim_columns(kErrorNames)) t.columns.push_back(c);
+  nlohmann::json errors = nlohmann::json::array();
+  for (std::size_t k = 0; k < sr.size(); ++k) {
+    Params p = base;
+    p.alpha_test = sr[k] * base.alpha;
+    std::vector<double> row = {sr[k], p.alpha_test};
+    const auto r = simulate_row(p, sim, s, 3000, kErrorNames, nullptr, errors);
+    row.insert(row.end(), r.begin(), r.end());
+    t.rows.push_back(std::move(row));
+    report(s, "test_context simulation", k + 1, sr.size());
+  }
+  t.meta = table_meta(s, 3, base, "simulation");
+  t.meta["simulation"] = sim_meta(sim, ratio_to_alpha_test(sr));
+  t.meta["simulation"]["vary"] = "alpha_test";
+  t.meta["simulation"]["seed_rule"] =
+      "every alpha_test uses derive_seed(base_seed, 3000): the same pretraining data and trained "
+      "Gamma per seed, evaluated at each test context";
+  t.meta["simulation_errors"] = errors;
+  out.tables.push_back(std::move(t));
+  return out;
+}
+
+// ---- figure 4: implicit regularization -------------------------------------------------------
+
+FigureData fig_implicit_reg(const Settings& s) {
+  const Params base = decomposition_params();  // tau 2.25, kappa 1.5, rho 0.9, sigma 0.3, lambda 0
+  FigureData out;
+  const auto xs = lowrank::logspace(0.1, 1e4, s.quick ? 25 : 91);
+  // lambda = 0 with sigma 0.3 and sigma 0, and a small explicit ridge for contrast.
+  struct Variant {
+    const char* stem;
+    double sigma, lambda;
+  };
+  const Variant variants[] = {{"implicit_reg", 0.3, 0.0},
+                              {"implicit_reg_sigma0", 0.0, 0.0},
+                              {"implicit_reg_ridge", 0.3, 0.01}};
+  for (const auto& v : variants) {
+    Params p = base;
+    p.sigma = v.sigma;
+    p.lambda = v.lambda;
+    DataTable th = theory_table(v.stem, p, "alpha", xs, out.failed_theory_points);
+    th.meta.update(table_meta(s, 4, p, "theory"));
+    th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", xs.size()}};
+    const double k = std::min(p.rho, p.kappa), s2 = p.sigma * p.sigma;
+    th.meta["asymptotes"] = {
+        {"minus_z", "nu = (1 + sigma^2)/alpha (exact at lambda = 0)"},
+        {"qbarhat", "nu qhat = nu (tau - 1)/kappa at lambda = 0"},
+        {"qbar", "k + alpha sigma^2 (1 - k)/((1 + sigma^2)(tau - 1)), k = min(rho, kappa)"},
+        {"k", k},
+        {"qbar_slope", s2 * (1 - k) / ((1 + s2) * (p.tau - 1))}};
+    out.tables.push_back(std::move(th));
+  }
+  report(s, "implicit_reg theory", 1, 1);
+
+  // Simulated qbar (and errors) at moderate alpha.
+  const SimSpec sim = s.quick ? SimSpec{16, 2} : SimSpec{40, 4};
+  const std::vector<double> sx =
+      s.quick ? std::vector<double>{1, 8} : std::vector<double>{0.5, 2, 8, 32, 128};
+  out.tables.push_back(sim_table("implicit_reg_sim", base, "alpha", sx, sim, s, 4,
+                                 concat(kErrorNames, kOrderNames), false,
+                                 "implicit_reg simulation"));
+
+  // Gradient descent from several initializations (ill-posedness at large alpha).
+  const int gd_dim = s.quick ? 16 : 40;
+  const int gd_steps = s.quick ? 300 : 2000;
+  const std::vector<double> inits = {0.0, 1.0, 2.0, 4.0};
+  const std::vector<double> ga = s.quick ? std::vector<double>{1, 16, 256}
+                                         : std::vector<double>{1, 4, 16, 64, 256, 1024};
+  DataTable g;
+  g.stem = "implicit_reg_gd";
+  g.columns = {"alpha", "init_scale", "is_ridge_solution", "ok", "loss", "tm", "idg", "odg",
+               "null_norm2", "null_dist2", "span_dist2"};
+  nlohmann::json errors = nlohmann::json::array();
+  for (std::size_t k = 0; k < ga.size(); ++k) {
+    Params p = base;
+    p.alpha = ga[k];
+    try {
+      const verify::GdDemo d = verify::gd_demo(p, gd_dim, verify::derive_seed(s.seed, 4500 + k),
+                                               inits, gd_steps, verify::OdgKind::Isotropic);
+      g.rows.push_back({ga[k], kNaN, 1, 1, d.cg_loss, d.cg_tm, d.cg_idg, d.cg_odg,
+                        d.cg_null_norm2, 0, 0});
+      for (const auto& r : d.runs)
+        g.rows.push_back({ga[k], r.init_scale, 0, 1, r.loss, r.tm, r.idg, r.odg, r.null_norm2,
+                          r.null_dist2, r.span_dist2});
+    } catch (const std::exception& ex) {
+      errors.push_back(ex.what());
+      g.rows.push_back({ga[k], kNaN, 1, 0, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+    }
+    report(s, "implicit_reg gradient descent", k + 1, ga.size());
+  }
+  g.meta = table_meta(s, 4, base, "gradient descent from several initializations");
+  g.meta["gd"] = {{"dim", gd_dim}, {"steps", gd_steps}, {"init_scales", inits}, {"alphas", ga},
+                  {"seed_rule", "alpha k uses derive_seed(base_seed, 4500 + k)"},
+                  {"note", "Gamma0 = scale Z, Z iid N(0, 1/D); step 1/(1.05 lambda_max); the "
+                           "ridge solution is CG to 1e-10"}};
+  g.meta["errors"] = errors;
+  out.tables.push_back(std::move(g));
+  return out;
+}
+
+// ---- figure 5: phase transition --------------------------------------------------------------
+
+FigureData fig_phase(const Settings& s) {
+  Params base = decomposition_params();
+  base.kappa = 0.5;  // tau 2.25 kept
+  FigureData out;
+  const std::vector<double> alphas = {2, 8, 32, 128, 1024};
+  const std::vector<double> sigmas = {0.3, 0.0};
+  const auto rhos = lowrank::linspace(0.01, 1.0, s.quick ? 34 : 100);
+  DataTable lines;
+  lines.stem = "phase";
+  lines.columns = {"sigma", "alpha", "rho"};
+  for (const auto& c : theory_columns()) lines.columns.push_back(c);
+  std::size_t failed = 0;
+  for (double sg : sigmas)
+    for (double a : alphas) {
+      Params p = base;
+      p.sigma = sg;
+      p.alpha = a;
+      const auto sols = lowrank::sweep(p, "rho", rhos);
+      for (std::size_t i = 0; i < sols.size(); ++i) {
+        std::vector<double> row = {sg, a, rhos[i]};
+        const auto r = theory_row(sols[i]);
+        row.insert(row.end(), r.begin(), r.end());
+        lines.rows.push_back(std::move(row));
+      }
+      failed += count_failed(sols);
+    }
+  out.failed_theory_points += failed;
+  lines.meta = table_meta(s, 5, base, "theory against rho");
+  lines.meta["theory"] = {{"method", "saddle"}, {"alphas", alphas}, {"sigmas", sigmas},
+                          {"rho_points", rhos.size()}};
+  lines.meta["failed_theory_points"] = failed;
+  out.tables.push_back(std::move(lines));
+  report(s, "phase theory lines", 1, 1);
+
+  // Simulation at the affordable alphas.
+  const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{60, 3};
+  const std::vector<double> sim_alphas = s.quick ? std::vector<double>{2, 8}
+                                                 : std::vector<double>{2, 8, 32};
+  const std::vector<double> sim_rhos = s.quick ? std::vector<double>{0.2, 0.5, 0.8}
+                                               : std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5,
+                                                                     0.6, 0.7, 0.8, 0.9, 1.0};
+  DataTable st;
+  st.stem = "phase_sim";
+  st.columns = {"sigma", "alpha", "rho"};
+  for (const auto& c : sim_columns(kErrorNames)) st.columns.push_back(c);
+  nlohmann::json errors = nlohmann::json::array();
+  const std::size_t total = sigmas.size() * sim_alphas.size() * sim_rhos.size();
+  std::size_t k = 0;
+  for (double sg : sigmas)
+    for (double a : sim_alphas)
+      for (double r : sim_rhos) {
+        Params p = base;
+        p.sigma = sg;
+        p.alpha = a;
+        p.rho = r;
+        std::vector<double> row = {sg, a, r};
+        const auto v = simulate_row(p, sim, s, 5000 + k, kErrorNames, nullptr, errors);
+        row.insert(row.end(), v.begin(), v.end());
+        st.rows.push_back(std::move(row));
+        report(s, "phase simulation", ++k, total);
+      }
+  st.meta = table_meta(s, 5, base, "simulation against rho");
+  st.meta["simulation"] = {{"dim", sim.dim}, {"seeds", sim.seeds}, {"alphas", sim_alphas},
+                           {"sigmas", sigmas}, {"rhos", sim_rhos},
+                           {"seed_rule", "point k uses derive_seed(base_seed, 5000 + k)"}};
+  st.meta["simulation_errors"] = errors;
+  out.tables.push_back(std::move(st));
+
+  // (rho, kappa) phase diagram at alpha 32, sigma 0.3.
+  Params pg = base;
+  pg.alpha = 32;
+  const auto grho = lowrank::linspace(0.02, 1.0, s.quick ? 15 : 50);
+  const auto gkappa = lowrank::linspace(0.05, 1.5, s.quick ? 15 : 50);
+  lowrank::PhaseOptions po;
+  po.threads = std::max(1, s.threads);
+  po.on_progress = [&](std::size_t d, std::size_t n) {
+    if (d == n || d % 250 == 0) report(s, "phase diagram", d, n);
+  };
+  const auto grid = lowrank::phase_grid(pg, "rho", grho, "kappa", gkappa, po);
+  DataTable pd;
+  pd.stem = "phase_diagram";
+  pd.columns = {"rho", "kappa", "task_rich", "atom_mass"};
+  for (const auto& c : theory_columns()) pd.columns.push_back(c);
+  for (const auto& sol : grid) {
+    std::vector<double> row = {sol.params.rho, sol.params.kappa,
+                               lowrank::regime(sol.params) == lowrank::Regime::TaskRich ? 1.0 : 0.0,
+                               lowrank::atom_mass(sol.params)};
+    const auto r = theory_row(sol);
+    row.insert(row.end(), r.begin(), r.end());
+    pd.rows.push_back(std::move(row));
+  }
+  const std::size_t gf = count_failed(grid);
+  out.failed_theory_points += gf;
+  pd.meta = table_meta(s, 5, pg, "phase diagram (rho, kappa)");
+  pd.meta["grid"] = {{"rho", grho}, {"kappa", gkappa}, {"note", "tau fixed (setting kappa keeps tau)"}};
+  pd.meta["failed_theory_points"] = gf;
+  out.tables.push_back(std::move(pd));
+  return out;
+}
+
+// ---- figure 6: spectrum of the empirical task covariance --------------------------------------
+
+FigureData fig_spectrum(const Settings& s) {
+  struct Case {
+    double rho, kappa;
+  };
+  const Case cases[] = {{0.5, 1.0}, {0.9, 0.3}};  // task-rich (rho < kappa), task-poor
+  const int dim = s.quick ? 20 : 60;
+  const int seeds = s.quick ? 4 : 40;
+  const int points = s.quick ? 200 : 800;
+  FigureData out;
+  DataTable eig, dens, atoms;
+  eig.stem = "spectrum_eigs";
+  eig.columns = {"case", "rho", "kappa", "seed", "eigenvalue"};
+  dens.stem = "spectrum";
+  dens.columns = {"case", "rho", "kappa", "x", "density"};
+  atoms.stem = "spectrum_atoms";
+  atoms.columns = {"case", "rho", "kappa", "position", "mass_theory", "mass_empirical",
+                   "mass_in_span_theory", "support_lo", "support_hi"};
+  nlohmann::json cases_meta = nlohmann::json::array();
+  std::size_t step = 0;
+  const std::size_t total = std::size(cases) * static_cast<std::size_t>(seeds);
+  for (std::size_t c = 0; c < std::size(cases); ++c) {
+    Params p = decomposition_params();
+    p.rho = cases[c].rho;
+    p.kappa = cases[c].kappa;
+    p.alpha = 1;  // S does not depend on the contexts; keep the generator cheap
+    std::size_t zeros = 0, all = 0;
+    for (int k = 0; k < seeds; ++k) {
+      verify::Rng rng(verify::derive_seed(s.seed, 6000 + 100 * c + k));
+      const verify::Dataset d =
+          verify::generate(p, dim, rng, verify::Assignment::Random, verify::Sampler::Factorized);
+      const Eigen::MatrixXd S = d.S();
+      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(S, Eigen::EigenvaluesOnly);
+      const Eigen::VectorXd lam = es.eigenvalues();
+      const double cut = 1e-9 * std::max(1.0, lam.maxCoeff());
+      for (int i = 0; i < lam.size(); ++i) {
+        const double v = std::max(0.0, lam(i));
+        eig.rows.push_back({double(c), p.rho, p.kappa, double(k), v});
+        zeros += v <= cut;
+        ++all;
+      }
+      report(s, "spectrum eigenvalues", ++step, total);
+    }
+    // Theory: (1 - rho) delta_0 + rho MP(rho/kappa, 1/rho).
+    const double ratio = p.rho / p.kappa;
+    const numerics::MarchenkoPastur mp(ratio, 1.0 / p.rho);
+    const auto sup = mp.support();
+    double lo = sup.front().lo, hi = sup.back().hi;
+    for (int i = 0; i <= points; ++i) {
+      // Denser near the edges (square-root behaviour): x = lo + (hi - lo)(1 - cos t)/2.
+      const double t = std::numbers::pi * i / points;
+      const double x = lo + (hi - lo) * 0.5 * (1.0 - std::cos(t));
+      dens.rows.push_back({double(c), p.rho, p.kappa, x, p.rho * mp.density(x)});
+    }
+    double in_span_atom = 0;
+    for (const auto& a : mp.atoms())
+      if (a.position == 0.0) in_span_atom += a.mass;
+    const double zero_mass = (1.0 - p.rho) + p.rho * in_span_atom;
+    atoms.rows.push_back({double(c), p.rho, p.kappa, 0.0, zero_mass,
+                          all ? double(zeros) / double(all) : kNaN, in_span_atom, lo, hi});
+    cases_meta.push_back({{"rho", p.rho}, {"kappa", p.kappa}, {"ratio_c", ratio},
+                          {"regime", lowrank::to_string(lowrank::regime(p))},
+                          {"mp", {{"ratio", ratio}, {"scale", 1.0 / p.rho}}},
+                          {"atom_at_zero", zero_mass}});
+  }
+  for (DataTable* t : {&dens, &eig, &atoms}) {
+    Params p = decomposition_params();
+    t->meta = table_meta(s, 6, p, t == &dens ? "theory density" : t == &eig ? "eigenvalues of S"
+                                                                            : "atoms");
+    t->meta["cases"] = cases_meta;
+    t->meta["simulation"] = {{"dim", dim}, {"seeds", seeds},
+                             {"generator", "verify::generate (the simulator's data), S = W W^T / M0"},
+                             {"seed_rule", "case c, seed k: derive_seed(base_seed, 6000 + 100 c + k)"}};
+    t->meta["theory"] = "S spectrum = (1 - rho) delta_0 + rho MP(ratio rho/kappa, scale 1/rho)";
+    t->meta.erase("params");
+  }
+  out.tables.push_back(std::move(dens));
+  out.tables.push_back(std::move(eig));
+  out.tables.push_back(std::move(atoms));
+  return out;
+}
+
+std::vector<Figure> make_registry() {
+  std::vector<Figure> f;
+  auto add = [&](int number, std::string name, std::string paper, std::string description,
+                 DataStep data, std::string unavailable = "") {
+    f.push_back(Figure{number, std::move(name), std::move(paper), std::move(description),
+                       std::move(data), std::move(unavailable)});
+  };
+  add(1, "decomposition", "low-rank",
+      "TM/IDG/ODG error against alpha and its algo/mem/struct decomposition (theory + simulation)",
+      fig_decomposition);
+  add(2, "order_params", "low-rank",
+      "order parameters m, q, mbar, qbar, m0, q0 against kappa (theory + simulation)",
+      fig_order_params);
+  add(3, "test_context", "low-rank", "errors against the test context alpha_test / alpha",
+      fig_test_context);
+  add(4, "implicit_reg", "low-rank",
+      "implicit regularization: effective ridge -z, qbarhat, qbar asymptotes; gradient-descent "
+      "initialization spread",
+      fig_implicit_reg);
+  add(5, "phase", "low-rank",
+      "phase transition at rho = kappa: errors against rho, (rho, kappa) diagram, trade-off",
+      fig_phase);
+  add(6, "spectrum", "low-rank",
+      "eigenvalues of the empirical task covariance against Marchenko-Pastur with its atom",
+      fig_spectrum);
+  const std::string later = "not yet available (comes with its own issue)";
+  add(7, "softmax", "softmax", "softmax attention: TM/IDG/ODG against rho", {}, later);
+  add(8, "patch_loss", "implicit-dynamics",
+      "loss with context vs loss of the patched query-only model along training", {}, later);
+  add(9, "patch_layers", "implicit-dynamics",
+      "equivalence error per layer of the 10-layer Pre-LN model, float64 and float32", {}, later);
+  add(10, "patch_steps", "implicit-dynamics",
+      "implicit step norms against token index, attention vs RNN (log-log)", {}, later);
+  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit SGD finetuning", {},
+      later);
+  add(12, "thought_patch", "implicit-dynamics",
+      "thought patch: train and held-out error against calibration size", {}, later);
+  return f;
+}
+
+}  // namespace
+
+const std::vector<Figure>& registry() {
+  static const std::vector<Figure> r = make_registry();
+  return r;
+}
+
+const Figure* find_figure(const std::string& name_or_number) {
+  for (const auto& f : registry())
+    if (f.name == name_or_number || std::to_string(f.number) == name_or_number) return &f;
+  return nullptr;
+}
+
+}  // namespace icl::paperfigs

@@ -1,0 +1,125 @@
+// `icl figs` as a user runs it: the figure list, bad names, one quick figure end to end (TSV +
+// sidecar + PDF/PNG), and a failing plot step giving a non-zero exit. The whole quick pipeline
+// (`icl figs all --quick`) is the ctest test figs_quick_pipeline (paper_figs/CMakeLists.txt).
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct FigsRun {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path figs_scratch(const std::string& name) {
+  const fs::path d = fs::path(ICL_BINARY_DIR) / "cli_figs_scratch" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+FigsRun run_figs(const std::string& args, const fs::path& dir, const std::string& env = "") {
+  const std::string cmd = env + (env.empty() ? "" : " ") + std::string(ICL_EXE) + " figs " + args +
+                          " >" + (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
+  const int status = std::system(cmd.c_str());
+  FigsRun r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_all(dir / "stdout");
+  r.err = read_all(dir / "stderr");
+  return r;
+}
+
+bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("icl figs --list: twelve figures, 7-12 not yet available") {
+  const fs::path d = figs_scratch("list");
+  const FigsRun r = run_figs("--list", d);
+  REQUIRE(r.code == 0);
+  for (const char* name : {"decomposition", "order_params", "test_context", "implicit_reg", "phase",
+                           "spectrum", "softmax", "patch_loss", "patch_layers", "patch_steps",
+                           "patch_align", "thought_patch"})
+    CHECK(has(r.out, name));
+  int available = 0, later = 0;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    later += has(line, "not yet available");
+    available += has(line, " available ") && !has(line, "not yet available");
+  }
+  CHECK(available == 6);
+  CHECK(later == 6);
+}
+
+TEST_CASE("icl figs: bad names are exit 2 with a message") {
+  const fs::path d = figs_scratch("bad");
+  FigsRun r = run_figs("", d);
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "--list"));
+  r = run_figs("nosuchfigure --out " + (d / "o").string(), d);
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "unknown figure 'nosuchfigure'"));
+  r = run_figs("softmax --out " + (d / "o").string(), d);
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "not yet available"));
+  r = run_figs("12 --out " + (d / "o").string(), d);
+  CHECK(r.code == 2);
+  CHECK(has(r.err, "thought_patch"));
+}
+
+TEST_CASE("icl figs spectrum --quick: TSVs with sidecars, PDF and PNG") {
+  const fs::path d = figs_scratch("spectrum");
+  const fs::path out = d / "figs";
+  const FigsRun r = run_figs("6 --quick --out " + out.string(), d);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  for (const char* stem : {"spectrum", "spectrum_eigs", "spectrum_atoms"}) {
+    const fs::path tsv = out / (std::string(stem) + ".tsv");
+    REQUIRE(fs::is_regular_file(tsv));
+    const std::string text = read_all(tsv);
+    CHECK(text.rfind("case\t", 0) == 0);  // one header line, no '#' lines
+    CHECK(!has(text, "#"));
+    const auto side = nlohmann::json::parse(read_all(out / (std::string(stem) + ".tsv.json")));
+    CHECK(side.contains("version"));
+    CHECK(has(side.at("command").get<std::string>(), "figs"));
+    CHECK(side.at("figure_command").get<std::string>() == "icl figs spectrum --quick");
+    CHECK(side.at("D").get<int>() == 20);
+    CHECK(side.at("seeds").get<int>() == 4);
+  }
+  CHECK(fs::file_size(out / "spectrum.pdf") > 1000);
+  CHECK(fs::file_size(out / "spectrum.png") > 1000);
+  const auto run = nlohmann::json::parse(read_all(out / "figs_run.json"));
+  CHECK(run.at("figures").at(0).at("ok").get<bool>());
+  CHECK(has(r.out, "spectrum.png"));
+}
+
+TEST_CASE("icl figs: a failing plot step is a non-zero exit") {
+  const fs::path d = figs_scratch("plotfail");
+  const fs::path out = d / "figs";
+  const FigsRun r = run_figs("spectrum --quick --out " + out.string(), d, "ICL_FIGS_PYTHON=/bin/false");
+  CHECK(r.code == 1);
+  CHECK(has(r.err, "FAILED"));
+  CHECK(fs::is_regular_file(out / "spectrum.tsv"));  // the data step still wrote its tables
+  // --plot-only with the real interpreter then completes the figure from those tables.
+  const FigsRun again = run_figs("spectrum --plot-only --out " + out.string(), d);
+  INFO(again.err);
+  CHECK(again.code == 0);
+  CHECK(fs::is_regular_file(out / "spectrum.png"));
+}
