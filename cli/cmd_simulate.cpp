@@ -154,8 +154,10 @@ void register_simulate(CLI::App& app) {
     std::optional<lowrank::Solution> th;
     if (!sf->no_theory) {
       try {
-        p.validate_for_saddle_point();
-        th = lowrank::solve(p);
+        // lambda = 0 below tau = 1 (with --min-norm): the ridgeless Letey/Lu branch.
+        const bool ridgeless = vf::ridgeless_point(p);
+        if (!ridgeless) p.validate_for_saddle_point();
+        th = lowrank::solve(p, {.method = ridgeless ? lowrank::Method::Letey : lowrank::Method::Saddle});
         if (!th->converged()) {
           std::fprintf(stderr, "icl simulate: warning: theory did not converge (residual %.3g); "
                                "no decomposition\n", th->residual_norm);

@@ -107,6 +107,9 @@ std::vector<GridPoint> verify_grid(bool quick) {
   Params gen = make(2, -1, 2.25, 0.8, 1.0, 0.3, 0, 0.1);
   gen.task_spectrum = lowrank::low_rank_plus_complement_spectrum(0.4, 0.2);
   g.push_back({"general: low rank + complement tasks, kappa<1, lambda>0", gen});
+  // Ridgeless interpolation branch: lambda = 0 below tau = 1, the minimum-norm Gamma against
+  // the Letey/Lu theory (ridgeless_point()).
+  g.push_back({"ridgeless min-norm, tau<1, lambda=0", make(2, -1, 0.6, 1.5, 0.9, 0.3, 0, 0)});
   return g;
 }
 
@@ -117,13 +120,20 @@ VerifyOptions VerifyOptions::quick() {
   return o;
 }
 
+bool ridgeless_point(const lowrank::Params& p) { return p.lambda == 0 && p.tau < 1; }
+
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
                          const std::function<void(const std::string&)>& progress) {
   if (o.dims.size() != o.seeds.size())
     throw std::invalid_argument("verify: dims and seeds must have the same length");
   PointResult res;
   res.point = gp;
-  res.theory = lowrank::solve(gp.params);
+  // lambda = 0 below tau = 1: the ridge solution tends to the minimum-norm one as lambda -> 0+,
+  // whose D -> infinity limit is the ridgeless Letey/Lu branch (TM and order parameters from the
+  // ridgeless limit of the replica solution, theory/lowrank.cpp).
+  const bool ridgeless = ridgeless_point(gp.params);
+  res.theory = lowrank::solve(gp.params, {.method = ridgeless ? lowrank::Method::Letey
+                                                               : lowrank::Method::Saddle});
   if (!res.theory.converged()) {
     res.pass = false;
     res.message = "theory did not converge (residual " +
@@ -138,6 +148,7 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
     so.threads = o.threads;
     so.base_seed = derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
     so.theory = theory_ref(res.theory);
+    so.min_norm = ridgeless;
     const auto t0 = std::chrono::steady_clock::now();
     ests.push_back(LowRankSimulator(gp.params, so).run());
     res.seconds_per_dim.push_back(

@@ -73,6 +73,8 @@ struct PointResult {
   bool pass = true;
   std::string message;  // e.g. theory did not converge
 };
+// lambda = 0 and tau < 1: compared as minimum-norm simulation vs the ridgeless Letey/Lu theory.
+bool ridgeless_point(const lowrank::Params& p);
 // progress(i, n) is called after each (dim) simulation.
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
                          const std::function<void(const std::string&)>& progress = {});
