@@ -95,9 +95,10 @@ for ax, key, ylabel, title in [
         r = runs[runs["init_scale"] == s]
         col = cmap(i / max(1, len(inits) - 1))
         if key == "dist":
-            ax.plot(r["alpha"], r["null_dist2"], mk[i % len(mk)], color=col, ms=6, mfc="none",
+            floor = 1e-8
+            ax.plot(r["alpha"], np.maximum(r["null_dist2"], floor), mk[i % len(mk)], color=col, ms=6, mfc="none",
                     mew=1.5, label=r"null$(S)$, $\Gamma_0=%s\,Z$" % fl.fmt(s))
-            ax.plot(r["alpha"], r["span_dist2"], mk[i % len(mk)], color=col, ms=4.5,
+            ax.plot(r["alpha"], np.maximum(r["span_dist2"], floor), mk[i % len(mk)], color=col, ms=4.5,
                     label=r"span$(S)$, $\Gamma_0=%s\,Z$" % fl.fmt(s) if i == 0 else None)
             continue
         ax.plot(r["alpha"], r[key], mk[i % len(mk)], color=col, ms=6, mfc="none", mew=1.5,
@@ -117,7 +118,10 @@ for ax, key, ylabel, title in [
     ax.set_ylabel(ylabel)
     ax.set_title(title)
 axes[1, 0].legend(loc="upper left")
-axes[1, 2].legend(loc="lower left", fontsize=6.5, ncol=2)
+axes[1, 2].legend(loc="upper left", fontsize=6.5, ncol=2)
+axes[1, 2].set_ylim(3e-9, 1e3)
+axes[1, 2].text(0.98, 0.03, "values below $10^{-8}$ drawn at $10^{-8}$", transform=axes[1, 2].transAxes,
+                ha="right", fontsize=6.5, color="0.3")
 fl.corner(axes[1, 1], "gradient descent: D=%d, %d steps,\nstep $1/(1.05\\,\\lambda_{max})$, "
           "one data draw per $\\alpha$;\n$\\Gamma_0=s\\,Z$, $Z$ iid $N(0,1/D)$" % (gdd["dim"], gdd["steps"]),
           loc="lower right")

@@ -21,7 +21,7 @@ for ax, (key, label), c in zip(axes.flat, names, colors):
     ax.set_title(label)
 for ax in axes[1]:
     ax.set_xlabel(r"task diversity $\kappa = M_0/D$")
-axes[0, 0].legend(loc="lower right")
+axes[0, 0].legend(loc="upper right")
 fl.title(fig, r"Order parameters against task diversity $\kappa$ (task-rich: $\rho<\kappa$)",
          fl.params_text(m["params"], skip=("kappa", "gamma")) + ";  " + fl.sim_desc(ms))
 fl.footer(fig, d, "order_params")

@@ -32,7 +32,7 @@ for ax, c in zip(axes, cases):
     ax.plot(dens["x"][sel], dens["density"][sel], "-", color="#d62728", lw=1.8,
             label=r"theory: $\rho\,$MP$(\rho/\kappa,1/\rho)$ density")
     # Atom at 0: bar of height proportional to nothing -- drawn as an arrow with the mass.
-    ymax = 1.25 * max(np.nanmax(dens["density"][sel]),
+    ymax = 1.3 * max(np.nanmax(dens["density"][sel]),
                       np.histogram(nz, bins=bins, weights=w / np.diff(bins)[0])[0].max())
     ax.set_ylim(0, ymax)
     ax.annotate("", xy=(0, 0.85 * ymax), xytext=(0, 0),
@@ -41,8 +41,10 @@ for ax, c in zip(axes, cases):
     txt = ("atom at 0\ntheory mass %.3f\n" % a["mass_theory"] +
            r"$=(1-\rho)$" + ("" if inside == 0 else r"$+\rho(1-\kappa/\rho)$") +
            "\nempirical %.3f" % a["mass_empirical"])
-    ax.text(0.012 * bins[-1] + 0.01, 0.84 * ymax, txt, va="top", ha="left", fontsize=7.5,
-            bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="0.7", alpha=0.9))
+    ax.annotate(txt, xy=(0, 0.85 * ymax), xycoords="data", xytext=(0.40, 0.80),
+                textcoords="axes fraction", va="top", ha="left", fontsize=7.5,
+                bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.5", alpha=0.95),
+                arrowprops=dict(arrowstyle="-", color="0.4", lw=0.8, ls="--"), zorder=12)
     ax.set_xlim(-0.03 * bins[-1], bins[-1])
     regime = "task-rich" if rho < kappa else "task-poor"
     ax.set_title(r"%s: $\rho=%s$, $\kappa=%s$ ($c=\rho/\kappa=%s$)" %
@@ -50,8 +52,8 @@ for ax, c in zip(axes, cases):
     ax.set_xlabel("eigenvalue of $S = W W^T / M_0$")
     ax.set_ylabel("density (continuous part)")
     ax.legend(loc="upper right")
-    ax.text(0.98, 0.70, "support [%.3g, %.3g]" % (lo, hi), transform=ax.transAxes, ha="right",
-            fontsize=7)
+    ax.text(0.98, 0.45, "MP support [%.3g, %.3g]" % (lo, hi), transform=ax.transAxes,
+            ha="right", fontsize=7)
 sm = me["simulation"]
 fl.footer(fig, d, "spectrum",
           extra="D=%d, %d data draws pooled (simulator's generator)" % (sm["dim"], sm["seeds"]))
