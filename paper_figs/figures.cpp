@@ -11,6 +11,7 @@
 #include <random>
 
 #include "numerics/spectral_measure.hpp"
+#include "paper_figs/figures_extra.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -609,18 +610,21 @@ std::vector<Figure> make_registry() {
   add(6, "spectrum", "low-rank",
       "eigenvalues of the empirical task covariance against Marchenko-Pastur with its atom",
       fig_spectrum);
-  const std::string later = "not yet available (comes with its own issue)";
-  add(7, "softmax", "softmax", "softmax attention: TM/IDG/ODG against rho", {}, later);
+  add(7, "softmax", "softmax",
+      "softmax attention: TM/IDG/ODG against rho for alpha 2, 4, 6 (with the linear theory and "
+      "simulation)",
+      fig_softmax);
   add(8, "patch_loss", "implicit-dynamics",
-      "loss with context vs loss of the patched query-only model along training", {}, later);
+      "loss with context vs loss of the patched query-only model along training", fig_patch_loss);
   add(9, "patch_layers", "implicit-dynamics",
-      "equivalence error per layer of the 10-layer Pre-LN model, float64 and float32", {}, later);
+      "equivalence error per layer of the 10-layer Pre-LN model, float64 and float32",
+      fig_patch_layers);
   add(10, "patch_steps", "implicit-dynamics",
-      "implicit step norms against token index, attention vs RNN (log-log)", {}, later);
-  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit SGD finetuning", {},
-      later);
+      "implicit step norms against token index, attention vs RNN (log-log)", fig_patch_steps);
+  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit SGD finetuning",
+      fig_patch_align);
   add(12, "thought_patch", "implicit-dynamics",
-      "thought patch: train and held-out error against calibration size", {}, later);
+      "thought patch: train and held-out error against calibration size", fig_thought_patch);
   return f;
 }
 
