@@ -1,5 +1,7 @@
 """Figure 11: alignment cos_F(dW(C), dW_sgd) between the implicit patch and explicit SGD
 finetuning on the context, against SGD steps, with baselines."""
+import numpy as np
+
 import figlib as fl
 from figlib import plt
 
@@ -20,10 +22,11 @@ fl.sim_points(ax, s, t["random_mean"], t["random_sem"], "0.4", marker="s", fille
               label="baseline: untrained (random) weights")
 ax.axhline(0, color="k", lw=0.8)
 ax.set_xscale("log")
-ax.set_ylim(-1.05, 1.05)
+top = np.nanmax(t["cos_mean"] + t["cos_sem"])
+ax.set_ylim(-0.25, max(0.5, 1.2 * top))
 ax.set_xlabel("explicit SGD steps on the context (query-only model, only $W_1$ updated)")
 ax.set_ylabel(r"$\cos_F(\Delta W(C),\ \Delta W_{SGD})$")
-ax.legend(loc="lower left")
+ax.legend(loc="upper right")
 fl.title(fig, "Alignment of the implicit patch with explicit finetuning",
          "one plain block trained %d Adam steps (eval MSE %.3g, zero predictor %.3g); SGD lr %g, "
          "%d prompts, context %d" % (tr["steps"], tr["final_eval_loss"], tr["zero_predictor_loss"],
