@@ -28,9 +28,11 @@ inline std::filesystem::path scratch(const std::string& name = "cli_test_scratch
   return d;
 }
 
-inline Run run_icl(const std::string& args, const std::filesystem::path& dir = scratch()) {
-  const std::string cmd = std::string(ICL_EXE) + " " + args + " >" + (dir / "stdout").string() +
-                          " 2>" + (dir / "stderr").string();
+// `env` is prepended to the command line (e.g. "ICL_FIGS_PYTHON=/bin/false").
+inline Run run_icl(const std::string& args, const std::filesystem::path& dir = scratch(),
+                   const std::string& env = "") {
+  const std::string cmd = env + (env.empty() ? "" : " ") + std::string(ICL_EXE) + " " + args +
+                          " >" + (dir / "stdout").string() + " 2>" + (dir / "stderr").string();
   const int status = std::system(cmd.c_str());
   Run r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
