@@ -107,15 +107,8 @@ std::optional<lowrank::Solution> linear_theory(const lowrank::Params& p) {
 // The linear simulator with the same dimension, seeds and base seed.
 std::optional<vf::Estimate> linear_simulation(const lowrank::Params& p,
                                               const sm::SoftmaxOptions& o) {
-  vf::SimOptions so;
-  so.dim = o.dim;
-  so.seeds = o.seeds;
-  so.base_seed = o.base_seed;
-  so.threads = o.threads;
-  so.odg = o.odg;
-  so.assignment = o.assignment;
   try {
-    return vf::LowRankSimulator(p, so).run();
+    return vf::LowRankSimulator(p, sm::linear_simulation_options(o)).run();
   } catch (const InvalidParams& e) {
     std::fprintf(stderr, "icl softmax: note: no linear simulation at rho %g (%s)\n", p.rho,
                  e.what());

@@ -112,16 +112,9 @@ FigureData fig_softmax(const Settings& s) {
         row.push_back(kNaN);
       }
     }
-    verify::SimOptions so;
-    so.dim = o.dim;
-    so.seeds = o.seeds;
-    so.base_seed = o.base_seed;
-    so.threads = o.threads;
-    so.odg = o.odg;
-    so.assignment = o.assignment;
-    so.prediction_prompts = 0;
     try {
-      const verify::Estimate e = verify::LowRankSimulator(p, so).run();
+      const verify::Estimate e =
+          verify::LowRankSimulator(p, softmax::linear_simulation_options(o)).run();
       for (const char* pr : kProt) {
         const verify::Stat st = e.get(std::string("error.") + pr);
         row.push_back(st.mean);

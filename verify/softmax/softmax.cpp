@@ -377,4 +377,16 @@ SoftmaxSimulator::SoftmaxSimulator(lowrank::Params p, SoftmaxOptions o)
 
 verify::Estimate SoftmaxSimulator::run() const { return run_points({p_}, o_).front(); }
 
+verify::SimOptions linear_simulation_options(const SoftmaxOptions& o) {
+  verify::SimOptions so;
+  so.dim = o.dim;
+  so.seeds = o.seeds;
+  so.base_seed = o.base_seed;
+  so.threads = o.threads;
+  so.odg = o.odg;
+  so.assignment = o.assignment;
+  so.prediction_prompts = 0;
+  return so;
+}
+
 }  // namespace icl::softmax

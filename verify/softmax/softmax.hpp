@@ -147,6 +147,9 @@ struct SoftmaxOptions {
   verify::OdgKind odg = verify::OdgKind::Isotropic;
 };
 void validate(const lowrank::Params& p, const SoftmaxOptions& o);  // InvalidParams naming the field
+// The linear simulator at the same dimension, seeds, base seed, threads, task assignment and
+// ODG kind (the comparison run next to the softmax model; no prediction-distribution prompts).
+verify::SimOptions linear_simulation_options(const SoftmaxOptions& o);
 
 // One seed: data, initialization, training, evaluation on fresh prompts. Values:
 //   error.{tm,idg,odg}     test MSE (target includes the test noise sigma_test)
