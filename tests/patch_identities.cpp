@@ -4,6 +4,8 @@
 // spec gives them (minimum norm via a Kronecker least-squares solve, the no-LN residual patch).
 #include <doctest/doctest.h>
 
+#include "patch_test_util.hpp"
+
 #include <Eigen/Dense>
 #include <cmath>
 #include <random>
@@ -16,14 +18,7 @@ using M = Mat<double>;
 
 namespace {
 
-M random_mat(int r, int c, std::uint64_t seed, double s = 1.0) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> nd(0, s);
-  M m(r, c);
-  for (int j = 0; j < c; ++j)
-    for (int i = 0; i < r; ++i) m(i, j) = nd(rng);
-  return m;
-}
+using icl_test::random_mat;
 
 ModelConfig cfg(LayerKind kind, bool residual, bool ln, int layers, bool emb = false) {
   ModelConfig c;

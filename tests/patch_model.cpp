@@ -2,6 +2,8 @@
 // backpropagation against central finite differences, save/load round trip.
 #include <doctest/doctest.h>
 
+#include "patch_test_util.hpp"
+
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -13,14 +15,7 @@ using M = Mat<double>;
 
 namespace {
 
-M random_mat(int r, int c, std::uint64_t seed, double s = 1.0) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> nd(0, s);
-  M m(r, c);
-  for (int j = 0; j < c; ++j)
-    for (int i = 0; i < r; ++i) m(i, j) = nd(rng);
-  return m;
-}
+using icl_test::random_mat;
 
 // Naive multi-head attention, written with explicit loops (independent of the library).
 M naive_attention(const ModelConfig& c, const BlockWeights<double>& w, const M& z) {
