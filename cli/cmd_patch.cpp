@@ -416,11 +416,12 @@ void run_dynamics(const Options& o) {
 
 void run_thought(const Options& o) {
   Options oa = o;
-  oa.layers = 1; oa.pre_ln = false; oa.residual = false;
+  oa.layers = 1;  // plain, --residual or --pre-ln
   P::Weights<double> w = o.weights.empty() ? P::init_weights(model_config(oa), {.seed = o.seed})
                                            : load_checked(oa, o.weights);
-  if (w.config.layers != 1 || w.config.residual)
-    throw ExitError(kExitBadInput, "the thought patch needs a one-block plain model");
+  if (w.config.layers != 1)
+    throw ExitError(kExitBadInput, "the thought patch needs a one-block model");
+  const bool res = w.config.residual;
   json trained = maybe_train(w, o, "thought", false);
   save_if(o, w);
   const int d = w.config.token_dim - 1;
@@ -431,6 +432,7 @@ void run_thought(const Options& o) {
   tp.seed = o.seed + 11;
   Table t;
   t.columns = {"prompt", "m", "train_err", "heldout_err", "train_avg_rank1", "heldout_avg_rank1", "heldout_no_patch"};
+  if (res) t.columns.insert(t.columns.end(), {"train_no_db2", "heldout_no_db2", "db2_norm"});
   const auto prompts = P::make_prompts(d, o.context, o.prompts, o.seed + 5);
   std::vector<P::ThoughtRow> mean(tp.m_values.size());
   for (std::size_t k = 0; k < prompts.size(); ++k) {
@@ -439,19 +441,28 @@ void run_thought(const Options& o) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
       t.rows.push_back({double(k), double(r.m), r.train_err, r.heldout_err, r.train_avg, r.heldout_avg, r.heldout_none});
+      if (res) t.rows.back().insert(t.rows.back().end(), {r.train_no_db2, r.heldout_no_db2, r.db2_norm});
       const double f = 1.0 / prompts.size();
       mean[i].m = r.m;
       mean[i].train_err += f * r.train_err; mean[i].heldout_err += f * r.heldout_err;
       mean[i].train_avg += f * r.train_avg; mean[i].heldout_avg += f * r.heldout_avg;
       mean[i].heldout_none += f * r.heldout_none;
+      mean[i].train_no_db2 += f * r.train_no_db2; mean[i].heldout_no_db2 += f * r.heldout_no_db2;
+      mean[i].db2_norm += f * r.db2_norm;
     }
     progress("patch thought", k + 1, prompts.size());
   }
   json rows = json::array();
-  for (auto& r : mean)
+  for (auto& r : mean) {
     rows.push_back({{"m", r.m}, {"train_err", r.train_err}, {"heldout_err", r.heldout_err},
                     {"train_avg_rank1", r.train_avg}, {"heldout_avg_rank1", r.heldout_avg},
                     {"heldout_no_patch", r.heldout_none}});
+    if (res) {
+      rows.back()["train_no_db2"] = r.train_no_db2;
+      rows.back()["heldout_no_db2"] = r.heldout_no_db2;
+      rows.back()["db2_norm"] = r.db2_norm;
+    }
+  }
   json j = {{"config", config_json(w.config)}, {"context", o.context}, {"prompts", o.prompts},
             {"heldout", o.heldout}, {"ridge", o.ridge}, {"mean_over_prompts", rows}};
   if (!trained.is_null()) j["training"] = trained;
@@ -461,11 +472,16 @@ void run_thought(const Options& o) {
     std::cout << j.dump(2) << "\n";
   } else {
     std::cout << "thought patch (MSE vs full-context output, mean over " << o.prompts << " prompts)\n"
-              << "m\ttrain\theldout\ttrain_avg\theldout_avg\tno_patch\n";
-    for (auto& r : mean)
+              << (res ? "residual block: dW* + static db2 = mean(H_C - H_0); no_db2 = dW* alone\n" : "")
+              << "m\ttrain\theldout\ttrain_avg\theldout_avg\tno_patch"
+              << (res ? "\ttrain_no_db2\theldout_no_db2\n" : "\n");
+    for (auto& r : mean) {
       std::cout << r.m << '\t' << format_number(r.train_err) << '\t' << format_number(r.heldout_err) << '\t'
                 << format_number(r.train_avg) << '\t' << format_number(r.heldout_avg) << '\t'
-                << format_number(r.heldout_none) << '\n';
+                << format_number(r.heldout_none);
+      if (res) std::cout << '\t' << format_number(r.train_no_db2) << '\t' << format_number(r.heldout_no_db2);
+      std::cout << '\n';
+    }
   }
 }
 

@@ -230,15 +230,16 @@ DynamicsResult implicit_dynamics(const Weights<double>& w, const Mat<double>& to
 std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double>& context,
                                       const ThoughtParams& p) {
   const ModelConfig& c = w.config;
-  if (c.layers != 1 || c.residual)
-    throw std::invalid_argument("the thought patch is implemented for one plain block");
+  if (c.layers != 1) throw std::invalid_argument("the thought patch is implemented for one block");
   const int T = c.token_dim, d = T - 1, n = static_cast<int>(context.cols());
   std::mt19937_64 rng(p.seed);
   std::normal_distribution<double> nd(0.0, 1.0);
   const int mmax = *std::max_element(p.m_values.begin(), p.m_values.end());
   const int total = mmax + p.heldout;
-  // Queries (x, 0); per query: anchor a = A(x), target MLP input A(C, x), full output.
-  Mat<double> ac(c.width, total), uc(c.width, total), yfull(T, total), xtok(T, total);
+  // Queries (x, 0); per query: anchor u_0(x), target MLP input u_C(x), residual-stream gap
+  // H_C - H_0 (residual blocks), full output.
+  Mat<double> ac(c.width, total), uc(c.width, total), dh(c.width, total), yfull(T, total),
+      xtok(T, total);
   const auto& bw = w.blocks[0];
   Mat<double> seq(T, n + 1);
   seq.leftCols(n) = context;
@@ -248,16 +249,21 @@ std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double
     xtok.col(j) = x;
     seq.col(n) = x;
     const Mat<double> z = embed(w, seq);
-    uc.col(j) = contextual_forward(c, bw, z).col(n);
-    ac.col(j) = contextual_forward(c, bw, Mat<double>(z.col(n))).col(0);
+    BlockCache<double> kf, kr;
+    block_forward(c, bw, z, &kf);
+    block_forward(c, bw, Mat<double>(z.col(n)), &kr);
+    uc.col(j) = kf.u.col(n);
+    ac.col(j) = kr.u.col(0);
+    dh.col(j) = kf.h.col(n) - kr.h.col(0);
     yfull.col(j) = forward(w, seq).col(n);
   }
   const Mat<double>& W = bw.W[0];
-  const Mat<double> R = W * (uc - ac);   // r_j = W (A(C, x_j) - A(x_j))
-  // Error of the query-only model with dW on queries [j0, j0 + cnt).
-  auto err = [&](const Mat<double>& dW, int j0, int cnt) {
+  const Mat<double> R = W * (uc - ac);   // r_j = W (u_C(x_j) - u_0(x_j))
+  // Error of the query-only model with dW on W1 and db on the last MLP bias, queries [j0, j0 + cnt).
+  auto err = [&](const Mat<double>& dW, const Vec<double>& db, int j0, int cnt) {
     Weights<double> wp = w;
     wp.blocks[0].W[0] = W + dW;
+    wp.blocks[0].b.back().col(0) += db;
     double s = 0;  // each query is its own one-token sequence
     for (int j = j0; j < j0 + cnt; ++j) {
       const Mat<double> yj = forward(wp, Mat<double>(xtok.col(j)));
@@ -265,8 +271,9 @@ std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double
     }
     return s / (double(cnt) * T);
   };
+  const Vec<double> no_db = Vec<double>::Zero(w.blocks[0].b.back().rows());
   std::vector<ThoughtRow> rows;
-  const double none = err(Mat<double>::Zero(W.rows(), W.cols()), mmax, p.heldout);
+  const double none = err(Mat<double>::Zero(W.rows(), W.cols()), no_db, mmax, p.heldout);
   for (int m : p.m_values) {
     ThoughtRow row;
     row.m = m;
@@ -279,10 +286,20 @@ std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double
     Mat<double> avg = Mat<double>::Zero(W.rows(), W.cols());
     for (int j = 0; j < m; ++j) avg += Rm.col(j) * ac.col(j).transpose() / ac.col(j).squaredNorm();
     avg /= m;
-    row.train_err = err(dWs, 0, m);
-    row.heldout_err = err(dWs, mmax, p.heldout);
-    row.train_avg = err(avg, 0, m);
-    row.heldout_avg = err(avg, mmax, p.heldout);
+    // Static db2 = mean_j (H_C(x_j) - H_0(x_j)) for residual blocks (spec 3, 6).
+    const Vec<double> db2 = c.residual ? Vec<double>(dh.leftCols(m).rowwise().mean()) : no_db;
+    row.db2_norm = db2.norm();
+    row.train_err = err(dWs, db2, 0, m);
+    row.heldout_err = err(dWs, db2, mmax, p.heldout);
+    row.train_avg = err(avg, db2, 0, m);
+    row.heldout_avg = err(avg, db2, mmax, p.heldout);
+    if (c.residual) {
+      row.train_no_db2 = err(dWs, no_db, 0, m);
+      row.heldout_no_db2 = err(dWs, no_db, mmax, p.heldout);
+    } else {
+      row.train_no_db2 = row.train_err;
+      row.heldout_no_db2 = row.heldout_err;
+    }
     row.heldout_none = none;
     rows.push_back(row);
   }

@@ -134,9 +134,14 @@ DynamicsResult implicit_dynamics(const Weights<double>& w, const Mat<double>& to
 std::pair<double, double> loglog_fit(const std::vector<double>& x, const std::vector<double>& y);
 
 // ---- thought patch (spec 6) --------------------------------------------------------------------
-// One plain block. For a fixed context C and calibration queries x_1..x_m:
-//   a_j = A(x_j), r_j = W (A(C, x_j) - A(x_j)),
+// One block, plain or residual (with or without Pre-LN). For a fixed context C and calibration
+// queries x_1..x_m, with u_C(x) / u_0(x) the MLP input at the query with / without the context
+// (plain: A(C, x) / A(x); residual: H or LN2(H)):
+//   a_j = u_0(x_j), r_j = W (u_C(x_j) - u_0(x_j)),
 //   dW* = R Ac^T (Ac Ac^T + lam I)^{-1},  lam = ridge * tr(Ac Ac^T) / width.
+// Residual blocks also get a static last-MLP-bias patch db2 = mean_j (H_C(x_j) - H_0(x_j)) over
+// the calibration queries (spec 3: the stream carries H_C - H_0 past the MLP). For m = 1 this is
+// the exact per-query patch up to the ridge.
 // Errors are mean squared differences (over queries and output coordinates) between the
 // query-only model output and the full-context output.
 struct ThoughtParams {
@@ -147,9 +152,11 @@ struct ThoughtParams {
 };
 struct ThoughtRow {
   int m = 0;
-  double train_err = 0, heldout_err = 0;          // ridge thought patch
-  double train_avg = 0, heldout_avg = 0;          // average of the m rank-1 patches
+  double train_err = 0, heldout_err = 0;          // ridge thought patch (dW*, + db2 if residual)
+  double train_avg = 0, heldout_avg = 0;          // average of the m rank-1 patches (+ db2)
+  double train_no_db2 = 0, heldout_no_db2 = 0;    // dW* alone (residual control; = *_err if plain)
   double heldout_none = 0;                        // no patch
+  double db2_norm = 0;                            // ||db2|| (0 for plain blocks)
 };
 // `context` is the context tokens (token_dim x n); queries are (x, 0) with x ~ N(0, I_d).
 std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double>& context,
