@@ -15,27 +15,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("icl ") + ICL_VERSION);
   app.require_subcommand(1);
   app.fallthrough();
-#ifdef ICL_HAVE_SOLVE
   register_solve(app);
-#endif
-#ifdef ICL_HAVE_SWEEP
   register_sweep(app);
-#endif
-#ifdef ICL_HAVE_SIMULATE
   register_simulate(app);
-#endif
-#ifdef ICL_HAVE_PATCH
   register_patch(app);
-#endif
-#ifdef ICL_HAVE_MERGE
   register_merge(app);
-#endif
-#ifdef ICL_HAVE_FIGS
   register_figs(app);
-#endif
-#ifdef ICL_HAVE_SOFTMAX
   register_softmax(app);
-#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
