@@ -90,13 +90,12 @@ SpectralInputs inputs_from(const SpectralValues& v) {
 // Residual F(x) = x - Phi(x) of the section-4 map, written once for doubles and for Jets (the
 // Jacobian is exact: the spectral values enter as Jets carrying dR/dz * dz/dx).
 template <typename T>
-void saddle_residual(const Params& p, const T* x, const T& z, const T spec[7], T* F) {
+void saddle_residual(const Params& p, const T* x, const T spec[7], T* F) {
   const double K = p.tau / p.kappa;
   const double nu = p.nu();
   const double s2 = 1.0 + p.sigma * p.sigma;
   const T& R32 = spec[0]; const T& R22 = spec[1]; const T& R12 = spec[2]; const T& R02 = spec[3];
   const T& R21 = spec[4]; const T& R11 = spec[5]; const T& R01 = spec[6];
-  (void)z;
   const T qh2 = x[QH] * x[QH];
   const T A = x[MH] * x[MH] / qh2;           // mh^2 / qh^2
   const T B = x[CHIH] / (p.kappa * qh2);     // (chih / kappa) / qh^2
@@ -171,11 +170,9 @@ double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method
                ? model.spectrum_of_S().stieltjes(z)
                : numerics::resolvent_moment_quadrature(model.spectrum_of_S(), z, 0, 1);
   };
-  if (p.lambda == 0) {
-    if (p.tau > 1) return 0.0;
-    // Ridgeless interpolation branch (tau <= 1): xi g(-xi - nu) = 1 - tau (Letey/Lu's xi).
-    if (p.tau == 1) return 0.0;
-  }
+  // Callers validate_for_saddle_point(): lambda = 0 comes with tau > 1, where xi = 0. (The
+  // ridgeless tau < 1 root of the same equation is solved by the Letey/Lu method itself.)
+  if (p.lambda == 0) return 0.0;
   auto phi = [&](double xi) { return p.tau - 1.0 + xi * g(-xi - nu) - p.kappa * p.lambda / xi; };
   numerics::ScalarRootOptions opt;
   opt.hard_lo = 1e-300;
@@ -256,7 +253,7 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
     Jet spec[7];
     for (int k = 0; k < 7; ++k) spec[k] = Jet(vals[k]) + ders[k] * (zj - Jet(z));
     Jet Fj[kN];
-    saddle_residual(p, xj, zj, spec, Fj);
+    saddle_residual(p, xj, spec, Fj);
     F.resize(kN);
     J.resize(kN, kN);
     for (int i = 0; i < kN; ++i) {
@@ -271,7 +268,7 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
     const SpectralInputs in = inputs_from(model.at(z, method));
     const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
     F.resize(kN);
-    saddle_residual(p, x.data(), z, spec, F.data());
+    saddle_residual(p, x.data(), spec, F.data());
     F = F.cwiseQuotient(scale);
     return F.allFinite();
   };
@@ -365,7 +362,7 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
 // Section 6: Letey/Lu deterministic equivalent, ridgeless. Written from the spec's formulas with
 // the population spectrum of the train covariance C_tr = (1/rho) P_A, independently of the
 // replica code above (only g(-nu) and g'(-nu) of S are shared).
-Solution solve_letey(const Params& p, const SolveOptions& opt) {
+Solution solve_letey(const Params& p) {
   p.validate();
   if (p.tau == 1)
     throw InvalidParams("tau", "the ridgeless error diverges at the interpolation threshold "
@@ -433,7 +430,6 @@ Solution solve_letey(const Params& p, const SolveOptions& opt) {
   s.status = SolveStatus::Converged;
   s.residual_norm = 0;
   s.message = p.tau < 1 ? "ridgeless interpolation branch (xi > 0)" : "ridgeless, tau > 1";
-  (void)opt;
   return s;
 }
 
@@ -458,7 +454,7 @@ Solution solve(const Params& p, const SolveOptions& options) {
     switch (options.method) {
       case Method::Saddle: return solve_saddle(p, options);
       case Method::Reduced: return solve_reduced(p, options);
-      case Method::Letey: return solve_letey(p, options);
+      case Method::Letey: return solve_letey(p);
     }
   } catch (const NumericalError& e) {
     Solution s;
