@@ -8,10 +8,10 @@
 
 namespace {
 
-using namespace icl::verify;
+using namespace icl::verify::lowrank;
 
-icl::lowrank::Params paper_point() {
-  icl::lowrank::Params p;
+icl::theory::Params paper_point() {
+  icl::theory::Params p;
   p.alpha = 2;
   p.tau = 2.25;
   p.kappa = 1.5;
@@ -31,7 +31,7 @@ void BM_Seed(benchmark::State& state) {
   std::uint64_t k = 0;
   double iters = 0, train = 0, data = 0;
   for (auto _ : state) {
-    Values v = run_seed(p, o, derive_seed(o.base_seed, k++));
+    Values v = run_seed(p, o, icl::numerics::derive_seed(o.base_seed, k++));
     for (auto& [name, x] : v) {
       if (name == "cg.iterations") iters += x;
       if (name == "timing.train_seconds") train += x;
@@ -56,7 +56,7 @@ BENCHMARK(BM_Seed)->Arg(60)->Arg(100)->Arg(150)->Unit(benchmark::kMillisecond)->
 void BM_SeedGeneralSpectrum(benchmark::State& state) {
   const int D = int(state.range(0));
   auto p = paper_point();
-  p.task_spectrum = icl::lowrank::power_law_spectrum(1.0, 4);
+  p.task_spectrum = icl::theory::power_law_spectrum(1.0, 4);
   SimOptions o;
   o.dim = D;
   o.seeds = 1;
@@ -64,7 +64,7 @@ void BM_SeedGeneralSpectrum(benchmark::State& state) {
   std::uint64_t k = 0;
   double data = 0;
   for (auto _ : state) {
-    Values v = run_seed(p, o, derive_seed(o.base_seed, k++));
+    Values v = run_seed(p, o, icl::numerics::derive_seed(o.base_seed, k++));
     for (auto& [name, x] : v)
       if (name == "timing.data_seconds") data += x;
     benchmark::DoNotOptimize(v);

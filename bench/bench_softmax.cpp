@@ -8,10 +8,10 @@
 
 namespace {
 
-using namespace icl::softmax;
+using namespace icl::verify::softmax;
 
-icl::lowrank::Params paper_point(double alpha) {
-  icl::lowrank::Params p;
+icl::theory::Params paper_point(double alpha) {
+  icl::theory::Params p;
   p.alpha = alpha;
   p.tau = 1.5;
   p.kappa = 0.5;
@@ -45,7 +45,7 @@ void BM_SeedShort(benchmark::State& state) {
   std::uint64_t k = 0;
   for (auto _ : state) {
     auto v = run_seed(paper_point(double(state.range(0))), o,
-                      icl::verify::derive_seed(o.base_seed, k++));
+                      icl::numerics::derive_seed(o.base_seed, k++));
     benchmark::DoNotOptimize(v);
   }
 }

@@ -5,7 +5,7 @@
 #include "theory/lowrank.hpp"
 #include "theory/sweep.hpp"
 
-using namespace icl::lowrank;
+using namespace icl::theory;
 
 namespace {
 

@@ -17,7 +17,7 @@ namespace icl::cli {
 namespace {
 
 using nlohmann::json;
-namespace P = icl::patch;
+namespace P = icl::verify::patch;
 
 struct Options {
   // model

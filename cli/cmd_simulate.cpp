@@ -10,7 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "cli/theory_output.hpp"
+#include "theory/serialize.hpp"
 #include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -20,7 +20,7 @@ namespace icl::cli {
 namespace {
 
 using nlohmann::json;
-namespace vf = icl::verify;
+namespace vf = icl::verify::lowrank;
 
 json stat_json(const vf::Stat& s) { return json{{"mean", s.mean}, {"sem", s.sem}}; }
 
@@ -36,7 +36,7 @@ void nest(json& j, const std::string& dotted, const json& value) {
 }
 
 // The theory next to the simulation: the same object as `icl solve --json`.
-json theory_json(const lowrank::Solution& s) { return json::parse(solution_to_json(s).dump()); }
+json theory_json(const theory::Solution& s) { return json::parse(theory::to_json(s).dump()); }
 
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
@@ -79,7 +79,7 @@ std::string fmt(double v, int prec = 4) {
 }
 
 // "rho 0.9" for the paper's low-rank tasks, else the population task spectrum "t:w,...".
-std::string task_description(const lowrank::Params& p) {
+std::string task_description(const theory::Params& p) {
   std::ostringstream os;
   if (p.task_spectrum.empty()) {
     os << "rho " << p.rho;
@@ -136,7 +136,7 @@ void register_simulate(CLI::App& app) {
   sim->add_flag("--json", sf->json, "print one JSON object");
   sim->add_option("--out", sf->out, "write the JSON to this file (atomically)");
   sim->callback([sf] {
-    const lowrank::Params p = sf->flags.resolve();
+    const theory::Params p = sf->flags.resolve();
     vf::SimOptions o;
     o.dim = sf->dim;
     o.seeds = sf->seeds;
@@ -151,13 +151,13 @@ void register_simulate(CLI::App& app) {
     o.prediction_prompts = sf->prompts;
     if (o.solver == vf::Solver::Direct && o.dim > 40)
       throw ExitError(kExitBadInput, "--solver direct needs --dim <= 40");
-    std::optional<lowrank::Solution> th;
+    std::optional<theory::Solution> th;
     if (!sf->no_theory) {
       try {
         // lambda = 0 below tau = 1 (with --min-norm): the ridgeless Letey/Lu branch.
         const bool ridgeless = vf::ridgeless_point(p);
         if (!ridgeless) p.validate_for_saddle_point();
-        th = lowrank::solve(p, {.method = ridgeless ? lowrank::Method::Letey : lowrank::Method::Saddle});
+        th = theory::solve(p, {.method = ridgeless ? theory::Method::Letey : theory::Method::Saddle});
         if (!th->converged()) {
           std::fprintf(stderr, "icl simulate: warning: theory did not converge (residual %.3g); "
                                "no decomposition\n", th->residual_norm);
@@ -176,7 +176,7 @@ void register_simulate(CLI::App& app) {
     }
     const vf::Sizes n = vf::sizes(p, o.dim);
     json j;
-    j["params"] = params_to_json(p);
+    j["params"] = theory::to_json(p);
     j["dim"] = o.dim;
     j["seeds"] = o.seeds;
     j["base_seed"] = o.base_seed;
@@ -191,7 +191,7 @@ void register_simulate(CLI::App& app) {
       if (th->converged()) j["decomposition"]["theory"] = j["theory"]["decomposition"];
     }
     if (sf->gd) {
-      const auto demo = vf::gd_demo(p, o.dim, vf::derive_seed(o.base_seed, 0), sf->gd_inits,
+      const auto demo = vf::gd_demo(p, o.dim, numerics::derive_seed(o.base_seed, 0), sf->gd_inits,
                                     sf->gd_steps, o.odg);
       json g;
       g["steps"] = sf->gd_steps;
@@ -229,7 +229,7 @@ void register_simulate(CLI::App& app) {
     if (est.has("decomp.tm.algo") && th) {
       std::printf("decomposition (measured algo / excess = mem+struct;  theory algo / mem+struct)\n");
       const char* ps[3] = {"tm", "idg", "odg"};
-      const lowrank::Components* tc[3] = {&th->decomposition.tm, &th->decomposition.idg,
+      const theory::Components* tc[3] = {&th->decomposition.tm, &th->decomposition.idg,
                                           &th->decomposition.odg};
       for (int k = 0; k < 3; ++k) {
         const std::string pre = std::string("decomp.") + ps[k] + ".";
@@ -282,7 +282,7 @@ void register_simulate(CLI::App& app) {
       });
       json pj;
       pj["label"] = gp.label;
-      pj["params"] = params_to_json(gp.params);
+      pj["params"] = theory::to_json(gp.params);
       pj["theory"] = theory_json(r.theory);
       pj["pass"] = r.pass;
       pj["seconds_per_dim"] = r.seconds_per_dim;

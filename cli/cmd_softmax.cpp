@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "theory/serialize.hpp"
 #include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
 #include "verify/lowrank/simulator.hpp"
@@ -22,8 +23,8 @@ namespace icl::cli {
 namespace {
 
 using nlohmann::ordered_json;
-namespace vf = icl::verify;
-namespace sm = icl::softmax;
+namespace vf = icl::verify::lowrank;
+namespace sm = icl::verify::softmax;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* kProtocols[3] = {"tm", "idg", "odg"};
@@ -90,10 +91,10 @@ sm::SoftmaxOptions options_from(const SoftmaxFlags& f) {
 }
 
 // The linear-attention theory at p, when it applies (lambda > 0 or tau > 1).
-std::optional<lowrank::Solution> linear_theory(const lowrank::Params& p) {
+std::optional<theory::Solution> linear_theory(const theory::Params& p) {
   try {
     p.validate_for_saddle_point();
-    lowrank::Solution s = lowrank::solve(p);
+    theory::Solution s = theory::solve(p);
     if (!s.converged())
       std::fprintf(stderr, "icl softmax: warning: linear theory did not converge at rho %g "
                            "(residual %.3g)\n", p.rho, s.residual_norm);
@@ -105,7 +106,7 @@ std::optional<lowrank::Solution> linear_theory(const lowrank::Params& p) {
 }
 
 // The linear simulator with the same dimension, seeds and base seed.
-std::optional<vf::Estimate> linear_simulation(const lowrank::Params& p,
+std::optional<vf::Estimate> linear_simulation(const theory::Params& p,
                                               const sm::SoftmaxOptions& o) {
   try {
     return vf::LowRankSimulator(p, sm::linear_simulation_options(o)).run();
@@ -161,12 +162,12 @@ ordered_json training_json(const vf::Estimate& e, const sm::SoftmaxOptions& o) {
       {"converged", int(std::lround(conv.mean * conv.count))}};
 }
 
-ordered_json theory_json(const std::optional<lowrank::Solution>& s) {
+ordered_json theory_json(const std::optional<theory::Solution>& s) {
   if (!s) return nullptr;
   return ordered_json{
       {"converged", s->converged()},
       {"residual_norm", s->residual_norm},
-      {"regime", lowrank::to_string(s->regime)},
+      {"regime", theory::to_string(s->regime)},
       {"error", {{"tm", s->error.tm}, {"idg", s->error.idg}, {"odg", s->error.odg}}}};
 }
 
@@ -177,10 +178,10 @@ ordered_json linsim_json(const std::optional<vf::Estimate>& e) {
   return j;
 }
 
-ordered_json meta_json(const lowrank::Params& p, const sm::SoftmaxOptions& o) {
+ordered_json meta_json(const theory::Params& p, const sm::SoftmaxOptions& o) {
   const vf::Sizes n = vf::sizes(p, o.dim);
   ordered_json j;
-  j["params"] = ordered_json::parse(params_to_json(p).dump());
+  j["params"] = ordered_json::parse(theory::to_json(p).dump());
   j["dim"] = o.dim;
   j["seeds"] = o.seeds;
   j["base_seed"] = o.base_seed;
@@ -196,7 +197,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void run_point(const SoftmaxFlags& f, const lowrank::Params& p, const sm::SoftmaxOptions& o) {
+void run_point(const SoftmaxFlags& f, const theory::Params& p, const sm::SoftmaxOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<vf::Estimate> est;
   auto show = [&](std::size_t done, std::size_t total) {
@@ -204,7 +205,7 @@ void run_point(const SoftmaxFlags& f, const lowrank::Params& p, const sm::Softma
   };
   est = sm::run_points({p}, o, show);
   const double t_soft = seconds_since(t0);
-  std::optional<lowrank::Solution> th;
+  std::optional<theory::Solution> th;
   std::optional<vf::Estimate> lin;
   if (!f.no_linear) {
     th = linear_theory(p);
@@ -245,11 +246,11 @@ void run_point(const SoftmaxFlags& f, const lowrank::Params& p, const sm::Softma
               o.seeds, e.get("train.final_loss").mean, t_soft);
 }
 
-void run_sweep(const SoftmaxFlags& f, const lowrank::Params& p, const sm::SoftmaxOptions& o) {
+void run_sweep(const SoftmaxFlags& f, const theory::Params& p, const sm::SoftmaxOptions& o) {
   const std::vector<double> rhos = parse_grid(f.sweep_rho);
-  std::vector<lowrank::Params> pts;
+  std::vector<theory::Params> pts;
   for (double r : rhos) {
-    lowrank::Params q = p;
+    theory::Params q = p;
     q.rho = r;
     q.validate();
     pts.push_back(q);
@@ -276,7 +277,7 @@ void run_sweep(const SoftmaxFlags& f, const lowrank::Params& p, const sm::Softma
     t.columns.push_back(c);
   const auto t1 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < pts.size(); ++i) {
-    std::optional<lowrank::Solution> th;
+    std::optional<theory::Solution> th;
     std::optional<vf::Estimate> lin;
     if (!f.no_linear) {
       th = linear_theory(pts[i]);
@@ -316,7 +317,7 @@ void run_sweep(const SoftmaxFlags& f, const lowrank::Params& p, const sm::Softma
                       {"criterion", kCriterion}};
   meta["columns"] = {
       {"softmax_*", "test MSE of the softmax model on fresh prompts, mean and s.e. over seeds"},
-      {"theory_*", "linear-attention replica theory (D -> infinity), icl::lowrank::solve"},
+      {"theory_*", "linear-attention replica theory (D -> infinity), icl::theory::solve"},
       {"linsim_*", "linear-attention simulator at the same D, seeds and base seed"},
       {"epochs_mean/epochs_max", "Adam epochs used"},
       {"converged", "seeds stopped by the |loss change| < tol criterion"},
@@ -363,7 +364,7 @@ void register_softmax(CLI::App& app) {
   cmd->add_option("--out", f->out, "output file (sweep: TSV + F.json sidecar; point: JSON)");
   cmd->add_flag("--quiet", f->quiet, "no progress on stderr");
   cmd->callback([f] {
-    const lowrank::Params p = f->flags.resolve();
+    const theory::Params p = f->flags.resolve();
     sm::SoftmaxOptions o;
     try {
       o = options_from(*f);

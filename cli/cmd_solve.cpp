@@ -6,7 +6,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "cli/theory_output.hpp"
+#include "theory/serialize.hpp"
 #include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
 
@@ -28,26 +28,26 @@ void register_solve(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "print one JSON object");
   cmd->add_option("--out", opt->out, "write the JSON to this file (atomically) instead of stdout");
   cmd->callback([opt] {
-    const lowrank::Params p = opt->flags.resolve();
-    lowrank::SolveOptions so;
-    so.method = lowrank::method_from_string(opt->method);
-    lowrank::Solution s;
+    const theory::Params p = opt->flags.resolve();
+    theory::SolveOptions so;
+    so.method = theory::method_from_string(opt->method);
+    theory::Solution s;
     try {
-      s = lowrank::solve(p, so);
+      s = theory::solve(p, so);
     } catch (const InvalidParams& e) {
       throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
     }
     if (!s.converged()) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "%s solve did not converge: residual norm %.3g (%s)",
-                    lowrank::to_string(s.method), s.residual_norm, s.message.c_str());
+                    theory::to_string(s.method), s.residual_norm, s.message.c_str());
       throw ExitError(kExitNotConverged, buf);
     }
     if (opt->json || !opt->out.empty()) {
-      emit_json(solution_to_json(s), opt->out);
+      emit_json(theory::to_json(s), opt->out);
       return;
     }
-    std::cout << solution_to_text(s);
+    std::cout << theory::to_text(s);
   });
 }
 

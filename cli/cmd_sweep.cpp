@@ -5,7 +5,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "cli/theory_output.hpp"
+#include "theory/serialize.hpp"
 #include "numerics/error.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/simulator.hpp"
@@ -30,7 +30,7 @@ GridSpec parse_grid(const std::string& text, const std::string& flag) {
   if (eq == std::string::npos) throw bad("missing '='");
   g.name = text.substr(0, eq);
   std::replace(g.name.begin(), g.name.end(), '-', '_');
-  const auto& names = lowrank::Params::names();
+  const auto& names = theory::Params::names();
   if (std::find(names.begin(), names.end(), g.name) == names.end()) {
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
@@ -63,12 +63,12 @@ GridSpec parse_grid(const std::string& text, const std::string& flag) {
 std::vector<double> grid_values(const GridSpec& g, bool log, const std::string& flag) {
   if (log && !(g.start > 0 && g.stop > 0))
     throw ExitError(kExitBadInput, flag + ": a log grid needs START, STOP > 0");
-  return log ? lowrank::logspace(g.start, g.stop, g.count)
-             : lowrank::linspace(g.start, g.stop, g.count);
+  return log ? theory::logspace(g.start, g.stop, g.count)
+             : theory::linspace(g.start, g.stop, g.count);
 }
 
-nlohmann::json base_meta(const lowrank::Params& p, const std::string& method) {
-  return {{"params", params_to_json(p)}, {"method", method}};
+nlohmann::json base_meta(const theory::Params& p, const std::string& method) {
+  return {{"params", theory::to_json(p)}, {"method", method}};
 }
 
 // --shard I/N (0 <= I < N): this run computes the grid points whose global index i has
@@ -130,18 +130,18 @@ struct SimFlags {
   }
 };
 
-std::vector<double> simulate_point(const lowrank::Params& p, const SimFlags& f, std::size_t index,
+std::vector<double> simulate_point(const theory::Params& p, const SimFlags& f, std::size_t index,
                                    int threads) {
-  verify::SimOptions o;
+  verify::lowrank::SimOptions o;
   o.dim = f.dim;
   o.seeds = f.seeds;
   o.threads = threads;
-  o.base_seed = verify::derive_seed(f.seed, index);
+  o.base_seed = numerics::derive_seed(f.seed, index);
   std::vector<double> row;
   try {
-    const verify::Estimate e = verify::LowRankSimulator(p, o).run();
+    const verify::lowrank::Estimate e = verify::lowrank::LowRankSimulator(p, o).run();
     for (const char* q : kSimQuantities) {
-      const verify::Stat st = e.get(q);
+      const verify::lowrank::Stat st = e.get(q);
       row.push_back(st.mean);
       row.push_back(st.sem);
     }
@@ -175,7 +175,7 @@ void register_sweep(CLI::App& app) {
       ->check(CLI::Range(1, 256))->capture_default_str();
   opt->sim.add_to(*sweep);
   sweep->callback([opt] {
-    const lowrank::Params p = opt->flags.resolve();
+    const theory::Params p = opt->flags.resolve();
     const GridSpec g = parse_grid(opt->vary, "--vary");
     const auto all_values = grid_values(g, opt->log, "--vary");
     const Shard shard = parse_shard(opt->shard);
@@ -186,26 +186,26 @@ void register_sweep(CLI::App& app) {
         values.push_back(all_values[i]);
         index.push_back(i);
       }
-    lowrank::SweepOptions so;
-    so.solve.method = lowrank::method_from_string(opt->method);
+    theory::SweepOptions so;
+    so.solve.method = theory::method_from_string(opt->method);
     const std::string what = "sweep " + g.name;
     if (!opt->quiet && !opt->sim.enabled)
       so.on_progress = [&](std::size_t d, std::size_t n) { progress(what, d, n); };
-    std::vector<lowrank::Solution> sols;
+    std::vector<theory::Solution> sols;
     try {
-      sols = lowrank::sweep(p, g.name, values, so);
+      sols = theory::sweep(p, g.name, values, so);
     } catch (const InvalidParams& e) {
       throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
     }
     Table t;
     t.columns = {"index", g.name};
-    for (const auto& c : solution_columns()) t.columns.push_back(c);
+    for (const auto& c : theory::solution_columns()) t.columns.push_back(c);
     if (opt->sim.enabled)
       for (const auto& c : simulation_columns()) t.columns.push_back(c);
     std::size_t failed = 0;
     for (std::size_t i = 0; i < sols.size(); ++i) {
       std::vector<double> row = {static_cast<double>(index[i]), values[i]};
-      const auto r = solution_row(sols[i]);
+      const auto r = theory::solution_row(sols[i]);
       row.insert(row.end(), r.begin(), r.end());
       if (opt->sim.enabled) {
         const auto sim = simulate_point(sols[i].params, opt->sim, index[i], opt->sim.threads);
@@ -244,7 +244,7 @@ void register_sweep(CLI::App& app) {
   phase->add_flag("--quiet", opt->quiet, "no progress on stderr");
   phase->add_option("--shard", opt->shard, "I/N: compute only rows of x with i % N == I (merge with icl merge)");
   phase->callback([opt] {
-    const lowrank::Params p = opt->flags.resolve();
+    const theory::Params p = opt->flags.resolve();
     const GridSpec gx = parse_grid(opt->x, "--x"), gy = parse_grid(opt->y, "--y");
     if (gx.name == gy.name) throw ExitError(kExitBadInput, "--x and --y must vary different parameters");
     const auto all_xs = grid_values(gx, opt->log_x, "--x"), ys = grid_values(gy, opt->log_y, "--y");
@@ -257,29 +257,29 @@ void register_sweep(CLI::App& app) {
         xs.push_back(all_xs[i]);
         rows.push_back(i);
       }
-    lowrank::PhaseOptions po;
-    po.solve.method = lowrank::method_from_string(opt->method);
+    theory::PhaseOptions po;
+    po.solve.method = theory::method_from_string(opt->method);
     po.threads = opt->threads;
     if (!opt->quiet) po.on_progress = [](std::size_t d, std::size_t n) {
       if (d == n || d % 100 == 0) progress("phase", d, n);
     };
-    std::vector<lowrank::Solution> sols;
+    std::vector<theory::Solution> sols;
     try {
-      sols = lowrank::phase_grid(p, gx.name, xs, gy.name, ys, po);
+      sols = theory::phase_grid(p, gx.name, xs, gy.name, ys, po);
     } catch (const InvalidParams& e) {
       throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
     }
     Table t;
     t.columns = {"index", gx.name, gy.name, "task_rich", "atom_mass"};
-    for (const auto& c : solution_columns()) t.columns.push_back(c);
+    for (const auto& c : theory::solution_columns()) t.columns.push_back(c);
     std::size_t failed = 0;
     for (std::size_t k = 0; k < sols.size(); ++k) {
       const auto& s = sols[k];
       const double global = static_cast<double>(rows[k / ys.size()] * ys.size() + k % ys.size());
       std::vector<double> row = {global, s.params.get(gx.name), s.params.get(gy.name),
-                                 lowrank::regime(s.params) == lowrank::Regime::TaskRich ? 1.0 : 0.0,
-                                 lowrank::atom_mass(s.params)};
-      const auto r = solution_row(s);
+                                 theory::regime(s.params) == theory::Regime::TaskRich ? 1.0 : 0.0,
+                                 theory::atom_mass(s.params)};
+      const auto r = theory::solution_row(s);
       row.insert(row.end(), r.begin(), r.end());
       t.rows.push_back(std::move(row));
       failed += !s.converged();

@@ -1,5 +1,6 @@
 #include "cli/common.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "numerics/error.hpp"
+#include "theory/sweep.hpp"
 
 #ifndef ICL_VERSION
 #define ICL_VERSION "unknown"
@@ -20,7 +22,16 @@ namespace {
 
 std::string g_command_line;  // set once in main; read-only afterwards
 
-// A CLI11 validator with a readable range (CLI::PositiveNumber prints DBL_MAX in full).
+std::string interval_text(double lo, double hi, bool lo_open, bool hi_open) {
+  auto num = [](double v) {
+    if (std::isinf(v)) return std::string(v > 0 ? "inf" : "-inf");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return std::string(buf);
+  };
+  return std::string(lo_open ? "(" : "[") + num(lo) + ", " + num(hi) + (hi_open ? ")" : "]");
+}
+
 CLI::Validator range(double lo, double hi, bool lo_open, bool hi_open, const std::string& text) {
   return CLI::Validator(
       [=](std::string& s) -> std::string {
@@ -41,6 +52,107 @@ CLI::Validator range(double lo, double hi, bool lo_open, bool hi_open, const std
 }
 
 }  // namespace
+
+CLI::Validator real_range(double lo, double hi, bool lo_open, bool hi_open) {
+  return range(lo, hi, lo_open, hi_open, interval_text(lo, hi, lo_open, hi_open));
+}
+
+CLI::Validator int_range(long lo, long hi) {
+  const std::string text = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, text](std::string& s) -> std::string {
+        long v = 0;
+        try {
+          std::size_t pos = 0;
+          v = std::stol(s, &pos);
+          if (pos != s.size()) return "not an integer: '" + s + "'";
+        } catch (...) {
+          return "not an integer: '" + s + "'";
+        }
+        if (v < lo || v > hi) return "must be in " + text + ", got " + s;
+        return {};
+      },
+      text);
+}
+
+CLI::Option* add_dim_flag(CLI::App& app, int& dim, const std::string& help) {
+  return app.add_option("--dim", dim, help)->check(int_range(kMinDim, kMaxDim))->capture_default_str();
+}
+CLI::Option* add_seeds_flag(CLI::App& app, int& seeds) {
+  return app.add_option("--seeds", seeds, "independent seeds (mean and standard error over them)")
+      ->check(int_range(1, 100000))->capture_default_str();
+}
+CLI::Option* add_seed_flag(CLI::App& app, std::uint64_t& seed) {
+  return app.add_option("--seed", seed, "base seed (every random stream is derived from it)")
+      ->capture_default_str();
+}
+CLI::Option* add_threads_flag(CLI::App& app, int& threads) {
+  return app.add_option("--threads", threads, "worker threads (results do not depend on it)")
+      ->check(int_range(1, 256))->capture_default_str();
+}
+CLI::Option* add_json_flag(CLI::App& app, bool& json) {
+  return app.add_flag("--json", json, "print one JSON object");
+}
+CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet) {
+  return app.add_flag("--quiet", quiet, "no progress on stderr");
+}
+CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what) {
+  return app.add_option("--out", path, "write " + what + " to FILE (atomically) instead of stdout");
+}
+
+RangeSpec parse_range(const std::string& text, const std::string& flag) {
+  auto bad = [&](const std::string& why) {
+    return ExitError(kExitBadInput, flag + " '" + text + "': " + why + " (expected START:STOP:COUNT)");
+  };
+  std::vector<std::string> parts;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ':');) parts.push_back(item);
+  if (parts.size() != 3 || text.back() == ':') throw bad("need three fields");
+  RangeSpec r;
+  try {
+    std::size_t p1 = 0, p2 = 0, p3 = 0;
+    r.start = std::stod(parts[0], &p1);
+    r.stop = std::stod(parts[1], &p2);
+    const long n = std::stol(parts[2], &p3);
+    if (p1 != parts[0].size() || p2 != parts[1].size() || p3 != parts[2].size())
+      throw std::invalid_argument("trailing characters");
+    if (n < 1 || n > 1000000) throw bad("COUNT must be in [1, 1000000]");
+    r.count = static_cast<int>(n);
+  } catch (const ExitError&) {
+    throw;
+  } catch (const std::exception&) {
+    throw bad("not numbers");
+  }
+  if (!std::isfinite(r.start) || !std::isfinite(r.stop)) throw bad("START and STOP must be finite");
+  if (r.count == 1 && r.start != r.stop) throw bad("COUNT 1 needs START == STOP");
+  return r;
+}
+
+NamedRange parse_named_range(const std::string& text, const std::string& flag) {
+  auto bad = [&](const std::string& why) {
+    return ExitError(kExitBadInput, flag + " '" + text + "': " + why +
+                                        " (expected NAME=START:STOP:COUNT, e.g. alpha=0.5:8:40)");
+  };
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) throw bad("missing '='");
+  NamedRange g;
+  g.name = text.substr(0, eq);
+  std::replace(g.name.begin(), g.name.end(), '-', '_');
+  const auto& names = theory::Params::names();
+  if (std::find(names.begin(), names.end(), g.name) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw bad("unknown parameter '" + g.name + "' (one of " + list + ")");
+  }
+  g.range = parse_range(text.substr(eq + 1), flag + " " + g.name);
+  return g;
+}
+
+std::vector<double> range_values(const RangeSpec& r, bool log, const std::string& flag) {
+  if (log && !(r.start > 0 && r.stop > 0))
+    throw ExitError(kExitBadInput, flag + ": a log grid needs START, STOP > 0");
+  return log ? theory::logspace(r.start, r.stop, r.count) : theory::linspace(r.start, r.stop, r.count);
+}
 
 void ParamFlags::add_to(CLI::App& app) {
   const double inf = std::numeric_limits<double>::infinity();
@@ -99,11 +211,11 @@ std::vector<numerics::Atom> parse_task_spectrum(const std::string& text, double 
       if (parts.size() != 3) throw bad("powerlaw needs EXP:LEVELS");
       const double levels = number(parts[2]);
       if (levels < 1 || levels > 1e6 || levels != std::floor(levels)) throw bad("LEVELS must be a whole number >= 1");
-      return lowrank::power_law_spectrum(number(parts[1]), static_cast<int>(levels));
+      return theory::power_law_spectrum(number(parts[1]), static_cast<int>(levels));
     }
     if (!parts.empty() && parts[0] == "complement") {
       if (parts.size() != 2) throw bad("complement needs EPS");
-      return lowrank::low_rank_plus_complement_spectrum(rho, number(parts[1]));
+      return theory::low_rank_plus_complement_spectrum(rho, number(parts[1]));
     }
   } catch (const InvalidParams& e) {
     throw bad(e.what());
@@ -121,8 +233,8 @@ std::vector<numerics::Atom> parse_task_spectrum(const std::string& text, double 
 
 }  // namespace
 
-lowrank::Params ParamFlags::resolve() const {
-  lowrank::Params p = params;
+theory::Params ParamFlags::resolve() const {
+  theory::Params p = params;
   if (gamma > 0) p.tau = gamma * p.kappa;
   if (alpha_test > 0) p.alpha_test = alpha_test;
   if (!task_spectrum.empty()) p.task_spectrum = parse_task_spectrum(task_spectrum, p.rho);
@@ -132,20 +244,6 @@ lowrank::Params ParamFlags::resolve() const {
     throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
   }
   return p;
-}
-
-nlohmann::json params_to_json(const lowrank::Params& p) {
-  nlohmann::json j = {{"alpha", p.alpha},           {"alpha_test", p.effective_alpha_test()},
-          {"tau", p.tau},               {"gamma", p.gamma()},
-          {"kappa", p.kappa},           {"rho", p.rho},
-          {"sigma", p.sigma},           {"sigma_test", p.sigma_test},
-          {"lambda", p.lambda}};
-  if (!p.task_spectrum.empty()) {
-    nlohmann::json spec = nlohmann::json::array();
-    for (const auto& a : p.task_spectrum) spec.push_back({a.position, a.mass});
-    j["task_spectrum"] = spec;  // [[eigenvalue, weight], ...]
-  }
-  return j;
 }
 
 std::string format_number(double v) {

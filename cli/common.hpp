@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,16 +25,45 @@ struct ExitError : std::runtime_error {
 // Shared parameter flags: --alpha --alpha-test --tau|--gamma --kappa --rho --sigma
 // --sigma-test --lambda with range checks (a bad value is exit 2 naming the flag and range).
 struct ParamFlags {
-  lowrank::Params params;
+  theory::Params params;
   double gamma = -1;        // set when --gamma is given
   double alpha_test = -1;   // set when --alpha-test is given
   std::string task_spectrum;  // --task-spectrum (beyond the paper), see add_to()
   void add_to(CLI::App& app);
   // The Params after the flags are parsed (gamma -> tau, alpha_test), validated.
-  lowrank::Params resolve() const;
+  theory::Params resolve() const;
 };
 
-nlohmann::json params_to_json(const lowrank::Params& p);
+
+// ---- Flags shared by several subcommands, each declared once here (name, range, help) --------
+// Readable range validators (CLI11's PositiveNumber prints DBL_MAX in full).
+CLI::Validator int_range(long lo, long hi);
+CLI::Validator real_range(double lo, double hi, bool lo_open, bool hi_open);
+inline constexpr int kMinDim = 2, kMaxDim = 2000;  // --dim, the same range for every command
+CLI::Option* add_dim_flag(CLI::App& app, int& dim, const std::string& help = "token dimension D");
+CLI::Option* add_seeds_flag(CLI::App& app, int& seeds);           // --seeds S, 1..100000
+CLI::Option* add_seed_flag(CLI::App& app, std::uint64_t& seed);   // --seed S (base seed)
+CLI::Option* add_threads_flag(CLI::App& app, int& threads);       // --threads N, 1..256
+CLI::Option* add_json_flag(CLI::App& app, bool& json);            // --json
+CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet);          // --quiet (no progress)
+// --out FILE: the command's result (`what`: "the JSON", "the TSV table (+ JSON sidecar)")
+// written atomically to FILE instead of stdout. (`icl figs --out DIR` is the one folder.)
+CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what);
+
+// START:STOP:COUNT, inclusive, COUNT in [1, 1000000]; the one range syntax of every command.
+struct RangeSpec {
+  double start = 0, stop = 0;
+  int count = 0;
+};
+RangeSpec parse_range(const std::string& text, const std::string& flag);
+// NAME=START:STOP:COUNT with NAME one of theory::Params::names() (dashes for underscores).
+struct NamedRange {
+  std::string name;
+  RangeSpec range;
+};
+NamedRange parse_named_range(const std::string& text, const std::string& flag);
+// The grid of a range: linear, or geometric (`log`, needs START, STOP > 0).
+std::vector<double> range_values(const RangeSpec& r, bool log, const std::string& flag);
 
 // Formatting with full precision (max_digits10); non-finite -> "nan"/"inf".
 std::string format_number(double v);

@@ -13,11 +13,12 @@
 
 namespace icl::numerics {
 
-const char* to_string(SolveStatus status) {
+const char* to_string(Status status) {
   switch (status) {
-    case SolveStatus::Converged: return "converged";
-    case SolveStatus::NotConverged: return "not_converged";
-    case SolveStatus::NumericalFailure: return "numerical_failure";
+    case Status::Converged: return "converged";
+    case Status::NotConverged: return "not_converged";
+    case Status::NumericalFailure: return "numerical_failure";
+    case Status::CheckFailed: return "check_failed";
   }
   return "unknown";
 }
@@ -95,13 +96,13 @@ SolveResult solve_residual_system(const ResidualSystem& system, const Eigen::Vec
     throw InvalidParams("system", "size must be positive and match x0, residual must be set");
   const double r0 = residual_norm(system, x0);
   if (!std::isfinite(r0)) {
-    out.status = SolveStatus::NumericalFailure;
+    out.status = Status::NumericalFailure;
     out.residual_norm = std::numeric_limits<double>::quiet_NaN();
     out.message = "residual cannot be evaluated at the starting point";
     return out;
   }
   if (r0 <= options.residual_tolerance) {
-    out.status = SolveStatus::Converged;
+    out.status = Status::Converged;
     out.residual_norm = r0;
     out.message = "starting point is a root";
     return out;
@@ -136,9 +137,9 @@ SolveResult solve_residual_system(const ResidualSystem& system, const Eigen::Vec
   // Ceres minimises 1/2 |F|^2: accept only a true root, by our own evaluation.
   out.residual_norm = residual_norm(system, out.x);
   if (std::isfinite(out.residual_norm) && out.residual_norm <= options.residual_tolerance)
-    out.status = SolveStatus::Converged;
+    out.status = Status::Converged;
   else
-    out.status = SolveStatus::NotConverged;
+    out.status = Status::NotConverged;
   return out;
 }
 
@@ -148,7 +149,7 @@ SolveResult damped_fixed_point(const FixedPointMap& map, const Eigen::VectorXd& 
   out.x = x0;
   Eigen::VectorXd x = x0, G(x0.size());
   if (!map(x, G) || !G.allFinite()) {
-    out.status = SolveStatus::NumericalFailure;
+    out.status = Status::NumericalFailure;
     out.residual_norm = std::numeric_limits<double>::quiet_NaN();
     out.message = "map cannot be evaluated at the starting point";
     return out;
@@ -159,12 +160,12 @@ SolveResult damped_fixed_point(const FixedPointMap& map, const Eigen::VectorXd& 
     out.residual_norm = r;
     out.iterations = it;
     if (r <= options.tolerance) {
-      out.status = SolveStatus::Converged;
+      out.status = Status::Converged;
       out.message = "fixed point reached";
       return out;
     }
     if (it >= options.max_iterations) {
-      out.status = SolveStatus::NotConverged;
+      out.status = Status::NotConverged;
       out.message = "maximum iterations reached";
       return out;
     }
@@ -172,7 +173,7 @@ SolveResult damped_fixed_point(const FixedPointMap& map, const Eigen::VectorXd& 
     Eigen::VectorXd xn = (1.0 - options.damping) * x + options.damping * G;
     Eigen::VectorXd Gn(x.size());
     if (!map(xn, Gn) || !Gn.allFinite()) {
-      out.status = SolveStatus::NotConverged;
+      out.status = Status::NotConverged;
       out.message = "map failed at iteration " + std::to_string(it + 1);
       return out;
     }

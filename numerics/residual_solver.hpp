@@ -9,14 +9,10 @@
 
 #include <Eigen/Core>
 
+#include "numerics/status.hpp"
+
 namespace icl::numerics {
 
-enum class SolveStatus {
-  Converged,        // |F(x*)|_2 <= residual_tolerance
-  NotConverged,     // the solver stopped (iterations, no progress) with |F| above tolerance
-  NumericalFailure  // F could not be evaluated (returned false / non-finite) at the start
-};
-const char* to_string(SolveStatus status);
 
 // Residual F: R^n -> R^n. Returns false when x is outside the domain (the solver then backs off).
 using ResidualFunction = std::function<bool(const Eigen::VectorXd& x, Eigen::VectorXd& F)>;
@@ -42,12 +38,13 @@ struct SolverOptions {
 };
 
 struct SolveResult {
-  SolveStatus status = SolveStatus::NotConverged;
+  Status status = Status::NotConverged;  // Converged: |F(x*)|_2 <= residual_tolerance
+                                          // NumericalFailure: F not evaluable at the start
   Eigen::VectorXd x;
   double residual_norm = 0.0;  // |F(x)|_2 at the returned x, recomputed
   int iterations = 0;
   std::string message;  // Ceres's report / reason for failure
-  bool converged() const { return status == SolveStatus::Converged; }
+  bool converged() const { return status == Status::Converged; }
 };
 
 SolveResult solve_residual_system(const ResidualSystem& system, const Eigen::VectorXd& x0,

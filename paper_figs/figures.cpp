@@ -20,8 +20,8 @@
 namespace icl::paperfigs {
 namespace {
 
-using lowrank::Params;
-using lowrank::Solution;
+using theory::Params;
+using theory::Solution;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* const kProtocols[3] = {"tm", "idg", "odg"};
 
@@ -87,7 +87,7 @@ std::size_t count_failed(const std::vector<Solution>& sols) {
 DataTable theory_table(const std::string& stem, const Params& base, const std::string& name,
                        const std::vector<double>& xs, std::size_t& failed,
                        std::vector<Solution>* keep = nullptr) {
-  const std::vector<Solution> sols = lowrank::sweep(base, name, xs);
+  const std::vector<Solution> sols = theory::sweep(base, name, xs);
   DataTable t;
   t.stem = stem;
   t.columns = {name};
@@ -134,19 +134,19 @@ std::vector<std::string> sim_columns(const std::vector<std::string>& names) {
 std::vector<double> simulate_row(const Params& p, const SimSpec& sim, const Settings& s,
                                  std::uint64_t point_seed, const std::vector<std::string>& names,
                                  const Solution* theory, nlohmann::json& errors) {
-  verify::SimOptions o;
+  verify::lowrank::SimOptions o;
   o.dim = sim.dim;
   o.seeds = sim.seeds;
   o.threads = std::max(1, s.threads);
-  o.base_seed = verify::derive_seed(s.seed, point_seed);
+  o.base_seed = numerics::derive_seed(s.seed, point_seed);
   o.prediction_prompts = 0;
-  if (theory && theory->converged()) o.theory = verify::theory_ref(*theory);
+  if (theory && theory->converged()) o.theory = verify::lowrank::theory_ref(*theory);
   std::vector<double> row = {1.0};
   try {
-    const verify::Estimate e = verify::LowRankSimulator(p, o).run();
+    const verify::lowrank::Estimate e = verify::lowrank::LowRankSimulator(p, o).run();
     for (const auto& n : names) {
       if (e.has(n)) {
-        const verify::Stat st = e.get(n);
+        const verify::lowrank::Stat st = e.get(n);
         row.push_back(st.mean);
         row.push_back(st.sem);
       } else {
@@ -185,7 +185,7 @@ DataTable sim_table(const std::string& stem, const Params& base, const std::stri
     Params p = base;
     p.set(name, xs[k]);
     Solution th;
-    if (with_theory_ref) th = lowrank::solve(p);
+    if (with_theory_ref) th = theory::solve(p);
     std::vector<double> row = {xs[k]};
     const auto r = simulate_row(p, sim, s, 1000u * figure + k, names,
                                 with_theory_ref ? &th : nullptr, errors);
@@ -217,7 +217,7 @@ Params decomposition_params() {
 FigureData fig_decomposition(const Settings& s) {
   const Params base = decomposition_params();
   FigureData out;
-  const auto xs = lowrank::logspace(0.1, 100, s.quick ? 25 : 81);
+  const auto xs = theory::logspace(0.1, 100, s.quick ? 25 : 81);
   DataTable th = theory_table("decomposition", base, "alpha", xs, out.failed_theory_points);
   th.meta.update(table_meta(s, 1, base, "theory"));
   th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", xs.size()}};
@@ -251,14 +251,14 @@ FigureData fig_order_params(const Settings& s) {
   base.lambda = 3;
   base.kappa = 1.0;
   FigureData out;
-  const auto xs = lowrank::linspace(0.25, 2.0, s.quick ? 15 : 71);
+  const auto xs = theory::linspace(0.25, 2.0, s.quick ? 15 : 71);
   DataTable th = theory_table("order_params", base, "kappa", xs, out.failed_theory_points);
   th.meta.update(table_meta(s, 2, base, "theory"));
   th.meta["theory"] = {{"method", "saddle"}, {"vary", "kappa"}, {"points", xs.size()}};
   out.tables.push_back(std::move(th));
   report(s, "order_params theory", 1, 1);
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{70, 10};
-  const auto sx = lowrank::linspace(0.25, 2.0, s.quick ? 4 : 8);
+  const auto sx = theory::linspace(0.25, 2.0, s.quick ? 4 : 8);
   out.tables.push_back(sim_table("order_params_sim", base, "kappa", sx, sim, s, 2,
                                  concat(kErrorNames, kOrderNames), false,
                                  "order_params simulation"));
@@ -282,7 +282,7 @@ FigureData fig_test_context(const Settings& s) {
     for (double& v : r) v *= base.alpha;
     return r;
   };
-  const auto ratios = lowrank::logspace(0.1, 4.0, s.quick ? 20 : 61);
+  const auto ratios = theory::logspace(0.1, 4.0, s.quick ? 20 : 61);
   DataTable th = theory_table("test_context", base, "alpha_test", ratio_to_alpha_test(ratios),
                               out.failed_theory_points);
   th.columns.insert(th.columns.begin(), "ratio");
@@ -327,7 +327,7 @@ FigureData fig_test_context(const Settings& s) {
 FigureData fig_implicit_reg(const Settings& s) {
   const Params base = decomposition_params();  // tau 2.25, kappa 1.5, rho 0.9, sigma 0.3, lambda 0
   FigureData out;
-  const auto xs = lowrank::logspace(0.1, 1e4, s.quick ? 25 : 91);
+  const auto xs = theory::logspace(0.1, 1e4, s.quick ? 25 : 91);
   // lambda = 0 with sigma 0.3 and sigma 0, and a small explicit ridge for contrast.
   struct Variant {
     const char* stem;
@@ -377,8 +377,8 @@ FigureData fig_implicit_reg(const Settings& s) {
     Params p = base;
     p.alpha = ga[k];
     try {
-      const verify::GdDemo d = verify::gd_demo(p, gd_dim, verify::derive_seed(s.seed, 4500 + k),
-                                               inits, gd_steps, verify::OdgKind::Isotropic);
+      const verify::lowrank::GdDemo d = verify::lowrank::gd_demo(p, gd_dim, numerics::derive_seed(s.seed, 4500 + k),
+                                               inits, gd_steps, verify::lowrank::OdgKind::Isotropic);
       g.rows.push_back({ga[k], kNaN, 1, 1, d.cg_loss, d.cg_tm, d.cg_idg, d.cg_odg,
                         d.cg_null_norm2, 0, 0});
       for (const auto& r : d.runs)
@@ -408,7 +408,7 @@ FigureData fig_phase(const Settings& s) {
   FigureData out;
   const std::vector<double> alphas = {2, 8, 32, 128, 1024};
   const std::vector<double> sigmas = {0.3, 0.0};
-  const auto rhos = lowrank::linspace(0.01, 1.0, s.quick ? 34 : 100);
+  const auto rhos = theory::linspace(0.01, 1.0, s.quick ? 34 : 100);
   DataTable lines;
   lines.stem = "phase";
   lines.columns = {"sigma", "alpha", "rho"};
@@ -419,7 +419,7 @@ FigureData fig_phase(const Settings& s) {
       Params p = base;
       p.sigma = sg;
       p.alpha = a;
-      const auto sols = lowrank::sweep(p, "rho", rhos);
+      const auto sols = theory::sweep(p, "rho", rhos);
       for (std::size_t i = 0; i < sols.size(); ++i) {
         std::vector<double> row = {sg, a, rhos[i]};
         const auto r = theory_row(sols[i]);
@@ -473,22 +473,22 @@ FigureData fig_phase(const Settings& s) {
   // (rho, kappa) phase diagram at alpha 32, sigma 0.3.
   Params pg = base;
   pg.alpha = 32;
-  const auto grho = lowrank::linspace(0.02, 1.0, s.quick ? 15 : 50);
-  const auto gkappa = lowrank::linspace(0.05, 1.5, s.quick ? 15 : 50);
-  lowrank::PhaseOptions po;
+  const auto grho = theory::linspace(0.02, 1.0, s.quick ? 15 : 50);
+  const auto gkappa = theory::linspace(0.05, 1.5, s.quick ? 15 : 50);
+  theory::PhaseOptions po;
   po.threads = std::max(1, s.threads);
   po.on_progress = [&](std::size_t d, std::size_t n) {
     if (d == n || d % 250 == 0) report(s, "phase diagram", d, n);
   };
-  const auto grid = lowrank::phase_grid(pg, "rho", grho, "kappa", gkappa, po);
+  const auto grid = theory::phase_grid(pg, "rho", grho, "kappa", gkappa, po);
   DataTable pd;
   pd.stem = "phase_diagram";
   pd.columns = {"rho", "kappa", "task_rich", "atom_mass"};
   for (const auto& c : theory_columns()) pd.columns.push_back(c);
   for (const auto& sol : grid) {
     std::vector<double> row = {sol.params.rho, sol.params.kappa,
-                               lowrank::regime(sol.params) == lowrank::Regime::TaskRich ? 1.0 : 0.0,
-                               lowrank::atom_mass(sol.params)};
+                               theory::regime(sol.params) == theory::Regime::TaskRich ? 1.0 : 0.0,
+                               theory::atom_mass(sol.params)};
     const auto r = theory_row(sol);
     row.insert(row.end(), r.begin(), r.end());
     pd.rows.push_back(std::move(row));
@@ -531,9 +531,9 @@ FigureData fig_spectrum(const Settings& s) {
     p.alpha = 1;  // S does not depend on the contexts; keep the generator cheap
     std::size_t zeros = 0, all = 0;
     for (int k = 0; k < seeds; ++k) {
-      verify::Rng rng(verify::derive_seed(s.seed, 6000 + 100 * c + k));
-      const verify::Dataset d =
-          verify::generate(p, dim, rng, verify::Assignment::Random, verify::Sampler::Factorized);
+      verify::lowrank::Rng rng(numerics::derive_seed(s.seed, 6000 + 100 * c + k));
+      const verify::lowrank::Dataset d =
+          verify::lowrank::generate(p, dim, rng, verify::lowrank::Assignment::Random, verify::lowrank::Sampler::Factorized);
       const Eigen::MatrixXd S = d.S();
       Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(S, Eigen::EigenvaluesOnly);
       const Eigen::VectorXd lam = es.eigenvalues();
@@ -564,7 +564,7 @@ FigureData fig_spectrum(const Settings& s) {
     atoms.rows.push_back({double(c), p.rho, p.kappa, 0.0, zero_mass,
                           all ? double(zeros) / double(all) : kNaN, in_span_atom, lo, hi});
     cases_meta.push_back({{"rho", p.rho}, {"kappa", p.kappa}, {"ratio_c", ratio},
-                          {"regime", lowrank::to_string(lowrank::regime(p))},
+                          {"regime", theory::to_string(theory::regime(p))},
                           {"mp", {{"ratio", ratio}, {"scale", 1.0 / p.rho}}},
                           {"atom_at_zero", zero_mass}});
   }
@@ -574,7 +574,7 @@ FigureData fig_spectrum(const Settings& s) {
                                                                             : "atoms");
     t->meta["cases"] = cases_meta;
     t->meta["simulation"] = {{"dim", dim}, {"seeds", seeds},
-                             {"generator", "verify::generate (the simulator's data), S = W W^T / M0"},
+                             {"generator", "verify::lowrank::generate (the simulator's data), S = W W^T / M0"},
                              {"seed_rule", "case c, seed k: derive_seed(base_seed, 6000 + 100 c + k)"}};
     t->meta["theory"] = "S spectrum = (1 - rho) delta_0 + rho MP(ratio rho/kappa, scale 1/rho)";
     t->meta.erase("params");

@@ -16,7 +16,7 @@
 namespace icl::paperfigs {
 namespace {
 
-namespace P = icl::patch;
+namespace P = icl::verify::patch;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void report(const Settings& s, const std::string& what, std::size_t done, std::size_t total) {

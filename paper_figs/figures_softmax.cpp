@@ -20,8 +20,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const char* const kProt[3] = {"tm", "idg", "odg"};
 
-lowrank::Params softmax_params(double alpha, double rho) {
-  lowrank::Params p;
+theory::Params softmax_params(double alpha, double rho) {
+  theory::Params p;
   p.alpha = alpha;
   p.alpha_test = -1;  // = alpha
   p.tau = 1.5;
@@ -33,7 +33,7 @@ lowrank::Params softmax_params(double alpha, double rho) {
   return p;
 }
 
-nlohmann::json params_json(const lowrank::Params& p) {
+nlohmann::json params_json(const theory::Params& p) {
   return {{"tau", p.tau},     {"kappa", p.kappa},           {"sigma", p.sigma},
           {"sigma_test", p.sigma_test}, {"lambda", p.lambda}, {"alpha_test", "alpha"}};
 }
@@ -45,7 +45,7 @@ FigureData fig_softmax(const Settings& s) {
   const std::vector<double> rhos = s.quick ? std::vector<double>{0.2, 0.6, 1.0}
                                            : std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5,
                                                                  0.6, 0.7, 0.8, 0.9, 1.0};
-  softmax::SoftmaxOptions o;
+  verify::softmax::SoftmaxOptions o;
   o.dim = s.quick ? 8 : 20;
   o.seeds = s.quick ? 2 : 5;
   // The paper's 5 seeds take about 20 minutes on 2 free cores; ICL_FIGS_SOFTMAX_SEEDS=N
@@ -54,27 +54,27 @@ FigureData fig_softmax(const Settings& s) {
     const int n = std::atoi(env);
     if (n >= 1) o.seeds = n;
   }
-  o.base_seed = verify::derive_seed(s.seed, 7000);
+  o.base_seed = numerics::derive_seed(s.seed, 7000);
   o.threads = std::max(1, s.threads);
   o.attn_dim = 4;
-  o.init = softmax::Init::Glorot;
+  o.init = verify::softmax::Init::Glorot;
   o.train.lr = 1e-3;
   o.train.max_epochs = s.quick ? 300 : 3000;
   o.train.tol = 1e-5;
   o.test_prompts = s.quick ? 300 : 3000;
-  o.odg = verify::OdgKind::Isotropic;
-  o.assignment = verify::Assignment::Random;
+  o.odg = verify::lowrank::OdgKind::Isotropic;
+  o.assignment = verify::lowrank::Assignment::Random;
 
-  std::vector<lowrank::Params> points;
+  std::vector<theory::Params> points;
   for (double a : alphas)
     for (double r : rhos) points.push_back(softmax_params(a, r));
   FigureData out;
 
   // Softmax attention: every (alpha, rho, seed) run in one thread pool.
-  std::vector<verify::Estimate> est;
+  std::vector<verify::lowrank::Estimate> est;
   std::string softmax_error;
   try {
-    est = softmax::run_points(points, o, [&](std::size_t done, std::size_t total) {
+    est = verify::softmax::run_points(points, o, [&](std::size_t done, std::size_t total) {
       if (s.progress) s.progress("softmax training", done, total);
     });
   } catch (const std::exception& e) {
@@ -113,10 +113,10 @@ FigureData fig_softmax(const Settings& s) {
       }
     }
     try {
-      const verify::Estimate e =
-          verify::LowRankSimulator(p, softmax::linear_simulation_options(o)).run();
+      const verify::lowrank::Estimate e =
+          verify::lowrank::LowRankSimulator(p, verify::softmax::linear_simulation_options(o)).run();
       for (const char* pr : kProt) {
-        const verify::Stat st = e.get(std::string("error.") + pr);
+        const verify::lowrank::Stat st = e.get(std::string("error.") + pr);
         row.push_back(st.mean);
         row.push_back(st.sem);
       }
@@ -152,7 +152,7 @@ FigureData fig_softmax(const Settings& s) {
       {"seed_rule", "seed k of every point: derive_seed(derive_seed(base_seed, 7000), k) for "
                     "both softmax and linear simulations (same pretraining tasks)"}};
   pts.meta["softmax"] = {{"attn_dim", o.attn_dim},
-                         {"init", softmax::to_string(o.init)},
+                         {"init", verify::softmax::to_string(o.init)},
                          {"optimizer", "full-batch Adam"},
                          {"lr", o.train.lr},
                          {"max_epochs", o.train.max_epochs},
@@ -163,10 +163,10 @@ FigureData fig_softmax(const Settings& s) {
   out.tables.push_back(std::move(pts));
 
   // Theory lines: a fine rho grid per alpha.
-  const auto fine = lowrank::linspace(0.05, 1.0, s.quick ? 20 : 96);
+  const auto fine = theory::linspace(0.05, 1.0, s.quick ? 20 : 96);
   for (double a : alphas) {
-    const lowrank::Params base = softmax_params(a, 0.5);
-    const std::vector<lowrank::Solution> sols = lowrank::sweep(base, "rho", fine);
+    const theory::Params base = softmax_params(a, 0.5);
+    const std::vector<theory::Solution> sols = theory::sweep(base, "rho", fine);
     DataTable th;
     th.stem = "softmax_theory_a" + std::to_string(int(a));
     th.columns = {"rho", "converged", "tm", "idg", "odg"};

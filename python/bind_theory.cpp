@@ -19,8 +19,8 @@
 namespace icl::python {
 namespace {
 
-using lowrank::Params;
-using lowrank::Solution;
+using theory::Params;
+using theory::Solution;
 
 numerics::MomentMethod moments_from_string(const std::string& s) {
   if (s == "quadrature") return numerics::MomentMethod::Quadrature;
@@ -28,10 +28,10 @@ numerics::MomentMethod moments_from_string(const std::string& s) {
   throw InvalidParams("moments", "must be quadrature or exact (got '" + s + "')");
 }
 
-lowrank::SolveOptions solve_options(const std::string& method, const std::string& moments,
+theory::SolveOptions solve_options(const std::string& method, const std::string& moments,
                                     double residual_tolerance, int max_iterations) {
-  lowrank::SolveOptions o;
-  o.method = lowrank::method_from_string(method);
+  theory::SolveOptions o;
+  o.method = theory::method_from_string(method);
   o.moments = moments_from_string(moments);
   if (!(residual_tolerance > 0)) throw InvalidParams("residual_tolerance", "must be > 0");
   if (max_iterations < 1) throw InvalidParams("max_iterations", "must be >= 1");
@@ -41,7 +41,7 @@ lowrank::SolveOptions solve_options(const std::string& method, const std::string
 }
 
 // The order parameters with their names, in the order of `icl solve --json`.
-std::vector<std::pair<const char*, double>> order_fields(const lowrank::OrderParams& o) {
+std::vector<std::pair<const char*, double>> order_fields(const theory::OrderParams& o) {
   return {{"q", o.q},       {"m", o.m},           {"chi", o.chi},       {"qbar", o.qbar},
           {"chibar", o.chibar}, {"mbar", o.mbar}, {"m0", o.m0},         {"q0", o.q0},
           {"qhat", o.qhat}, {"mhat", o.mhat},     {"chihat", o.chihat}, {"qbarhat", o.qbarhat},
@@ -57,13 +57,13 @@ bool ridgeless_only(const std::string& n) {
 py::dict order_dict(const Solution& s) {
   py::dict d;
   for (const auto& [name, v] : order_fields(s.order)) {
-    if (s.method == lowrank::Method::Letey && ridgeless_only(name)) continue;
+    if (s.method == theory::Method::Letey && ridgeless_only(name)) continue;
     d[name] = v;
   }
   return d;
 }
 
-py::dict components_dict(const lowrank::Components& c) {
+py::dict components_dict(const theory::Components& c) {
   py::dict d;
   d["algo"] = c.algo;
   d["mem"] = c.mem;
@@ -71,7 +71,7 @@ py::dict components_dict(const lowrank::Components& c) {
   return d;
 }
 
-py::dict decomposition_dict(const lowrank::Decomposition& x) {
+py::dict decomposition_dict(const theory::Decomposition& x) {
   py::dict d;
   d["tm"] = components_dict(x.tm);
   d["idg"] = components_dict(x.idg);
@@ -79,7 +79,7 @@ py::dict decomposition_dict(const lowrank::Decomposition& x) {
   return d;
 }
 
-py::dict error_dict(const lowrank::Errors& e) {
+py::dict error_dict(const theory::Errors& e) {
   py::dict d;
   d["tm"] = e.tm;
   d["idg"] = e.idg;
@@ -117,7 +117,7 @@ std::string params_repr(const Params& p) {
 py::dict solution_dict(const Solution& s) {
   py::dict d;
   d["params"] = params_dict(s.params);
-  d["method"] = lowrank::to_string(s.method);
+  d["method"] = theory::to_string(s.method);
   d["converged"] = s.converged();
   d["status"] = numerics::to_string(s.status);
   d["residual_norm"] = s.residual_norm;
@@ -126,7 +126,7 @@ py::dict solution_dict(const Solution& s) {
   d["order"] = order_dict(s);
   d["error"] = error_dict(s.error);
   d["decomposition"] = decomposition_dict(s.decomposition);
-  d["regime"] = lowrank::to_string(s.regime);
+  d["regime"] = theory::to_string(s.regime);
   d["effective_ridge"] = -s.z;
   d["z"] = s.z;
   d["e"] = s.e;
@@ -193,7 +193,7 @@ py::dict solutions_to_arrays(const std::vector<Solution>& sols, std::vector<py::
     py::array_t<double> a(shape);
     for (std::size_t i = 0; i < n; ++i) {
       const Solution& s = sols[i];
-      const bool undefined = s.method == lowrank::Method::Letey && ridgeless_only(c.name);
+      const bool undefined = s.method == theory::Method::Letey && ridgeless_only(c.name);
       a.mutable_data()[i] = (s.converged() && !undefined) ? c.get(s) : nan;
     }
     out[c.name] = a;
@@ -288,7 +288,7 @@ void bind_theory(py::module_& m) {
                        "parameters, errors, decomposition, z, e, nu.")
       .def_property_readonly("params", [](const Solution& s) { return s.params; },
                              "the Params solved")
-      .def_property_readonly("method", [](const Solution& s) { return lowrank::to_string(s.method); },
+      .def_property_readonly("method", [](const Solution& s) { return theory::to_string(s.method); },
                              "'saddle' | 'reduced' | 'letey'")
       .def_property_readonly("converged", &Solution::converged, "residual below the tolerance")
       .def_property_readonly("status", [](const Solution& s) { return numerics::to_string(s.status); },
@@ -304,7 +304,7 @@ void bind_theory(py::module_& m) {
       .def_property_readonly(
           "decomposition", [](const Solution& s) { return decomposition_dict(s.decomposition); },
           "{tm|idg|odg: {algo, mem, struct}}; the three pieces sum to the error (zeros for letey)")
-      .def_property_readonly("regime", [](const Solution& s) { return lowrank::to_string(s.regime); },
+      .def_property_readonly("regime", [](const Solution& s) { return theory::to_string(s.regime); },
                              "'task-rich' | 'task-poor' | 'boundary'")
       .def_readonly("z", &Solution::z, "spectral argument; -z is the effective ridge on S")
       .def_readonly("e", &Solution::e, "E_train / tau: weight of the memorization noise")
@@ -314,7 +314,7 @@ void bind_theory(py::module_& m) {
         char buf[256];
         std::snprintf(buf, sizeof buf,
                       "<Solution %s %s residual=%.3g iterations=%d tm=%.6g idg=%.6g odg=%.6g>",
-                      lowrank::to_string(s.method), s.converged() ? "converged" : "NOT converged",
+                      theory::to_string(s.method), s.converged() ? "converged" : "NOT converged",
                       s.residual_norm, s.iterations, s.error.tm, s.error.idg, s.error.odg);
         return std::string(buf);
       });
@@ -326,7 +326,7 @@ void bind_theory(py::module_& m) {
         auto o = solve_options(method, moments, residual_tolerance, max_iterations);
         if (start) o.start = start->order;
         py::gil_scoped_release release;
-        return lowrank::solve(p, o);
+        return theory::solve(p, o);
       },
       py::arg("params"), py::kw_only(), py::arg("method") = "saddle",
       py::arg("moments") = "quadrature", py::arg("residual_tolerance") = 1e-10,
@@ -343,14 +343,14 @@ void bind_theory(py::module_& m) {
       [](const Params& p, const std::string& name, const std::vector<double>& values,
          const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
          double residual_tolerance) {
-        lowrank::SweepOptions o;
+        theory::SweepOptions o;
         o.solve = solve_options(method, moments, residual_tolerance, 200);
         o.warm_start = warm_start;
         o.max_halvings = max_halvings;
         std::vector<Solution> sols;
         {
           py::gil_scoped_release release;
-          sols = lowrank::sweep(p, name, values, o);
+          sols = theory::sweep(p, name, values, o);
         }
         py::dict out = solutions_to_arrays(sols, {static_cast<py::ssize_t>(sols.size())});
         py::array_t<double> v(static_cast<py::ssize_t>(values.size()));
@@ -373,14 +373,14 @@ void bind_theory(py::module_& m) {
       [](const Params& p, const std::string& x_name, const std::vector<double>& xs,
          const std::string& y_name, const std::vector<double>& ys, const std::string& method,
          const std::string& moments, int threads) {
-        lowrank::PhaseOptions o;
+        theory::PhaseOptions o;
         o.solve = solve_options(method, moments, 1e-10, 200);
         if (threads < 0) throw InvalidParams("threads", "must be >= 0");
         o.threads = threads;
         std::vector<Solution> sols;
         {
           py::gil_scoped_release release;
-          sols = lowrank::phase_grid(p, x_name, xs, y_name, ys, o);
+          sols = theory::phase_grid(p, x_name, xs, y_name, ys, o);
         }
         const auto nx = static_cast<py::ssize_t>(xs.size());
         const auto ny = static_cast<py::ssize_t>(ys.size());
@@ -407,15 +407,15 @@ void bind_theory(py::module_& m) {
       "sweep(), the two parameters under their names, and regime (0 task-rich, 1 task-poor,\n"
       "2 boundary). threads = 0 uses every core; results do not depend on it.");
 
-  m.def("regime", [](const Params& p) { return std::string(lowrank::to_string(lowrank::regime(p))); },
+  m.def("regime", [](const Params& p) { return std::string(theory::to_string(theory::regime(p))); },
         py::arg("params"), "'task-rich' (rho < kappa), 'task-poor' (rho > kappa) or 'boundary'.");
-  m.def("critical_rho", &lowrank::critical_rho, py::arg("params"),
+  m.def("critical_rho", &theory::critical_rho, py::arg("params"),
         "Phase boundary rho_c = kappa (inside (0, 1] only when kappa <= 1).");
-  m.def("has_transition", &lowrank::has_transition, py::arg("params"),
+  m.def("has_transition", &theory::has_transition, py::arg("params"),
         "True when kappa < 1: the boundary rho = kappa is reachable.");
-  m.def("atom_mass", &lowrank::atom_mass, py::arg("params"),
+  m.def("atom_mass", &theory::atom_mass, py::arg("params"),
         "Marchenko-Pastur atom at 0 inside span(A): max(0, 1 - kappa/rho).");
-  m.def("interpolation_tau", &lowrank::interpolation_tau,
+  m.def("interpolation_tau", &theory::interpolation_tau,
         "tau = 1 (N = D^2): the ridgeless interpolation threshold.");
 }
 

@@ -7,6 +7,7 @@ namespace py = pybind11;
 
 void bind_theory(py::module_& m);    // Params, solve, sweep, phase_grid, phases
 void bind_spectral(py::module_& m);  // spectral measures, resolvent moments, integrate
-void bind_verify(py::module_& m);    // simulate, LowRankSimulator, patch checks
+void bind_simulate(py::module_& m);  // simulate, LowRankSimulator, sizes
+void bind_patch(py::module_& m);     // patch checks
 
 }  // namespace icl::python

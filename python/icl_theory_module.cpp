@@ -67,5 +67,6 @@ PYBIND11_MODULE(icl_theory, m) {
 
   icl::python::bind_theory(m);
   icl::python::bind_spectral(m);
-  icl::python::bind_verify(m);
+  icl::python::bind_simulate(m);
+  icl::python::bind_patch(m);
 }

@@ -37,9 +37,9 @@ TEST_CASE("icl solve prints the three errors and its JSON matches the library") 
   CHECK(doc.at("method") == "saddle");
   CHECK(doc.at("params").at("tau").get<double>() == doctest::Approx(2 * 1.5));
   CHECK(doc.at("params").at("gamma").get<double>() == doctest::Approx(2));
-  icl::lowrank::Params p{.alpha = 3, .alpha_test = -1, .tau = 3, .kappa = 1.5, .rho = 0.4,
+  icl::theory::Params p{.alpha = 3, .alpha_test = -1, .tau = 3, .kappa = 1.5, .rho = 0.4,
                          .sigma = 0.3, .sigma_test = 0.2, .lambda = 0.1};
-  const auto s = icl::lowrank::solve(p);
+  const auto s = icl::theory::solve(p);
   CHECK(doc.at("error").at("idg").get<double>() == doctest::Approx(s.error.idg).epsilon(1e-14));
   CHECK(doc.at("decomposition").at("odg").at("struct").get<double>() ==
         doctest::Approx(s.decomposition.odg.structural).epsilon(1e-14));

@@ -15,12 +15,12 @@ PathSolver toy(double radius, int& calls) {
     SolveResult r;
     const double xs = t * t;
     if (t > 10.0 || std::abs(x0[0] - xs) > radius) {  // t > 10: no solution at all
-      r.status = SolveStatus::NotConverged;
+      r.status = Status::NotConverged;
       r.x = x0;
       r.residual_norm = std::abs(x0[0] - xs) + 1.0;
       return r;
     }
-    r.status = SolveStatus::Converged;
+    r.status = Status::Converged;
     r.x = Eigen::VectorXd::Constant(1, xs);
     return r;
   };

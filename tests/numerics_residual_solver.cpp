@@ -20,7 +20,7 @@ TEST_CASE("solve_residual_system finds the root of a known system (numeric and a
   Eigen::VectorXd x0(2);
   x0 << 1.0, 0.5;
   SolveResult r = solve_residual_system(sys, x0);
-  CHECK(r.status == SolveStatus::Converged);
+  CHECK(r.status == Status::Converged);
   CHECK(r.residual_norm <= 1e-10);
   CHECK(std::abs(r.x[0] - std::sqrt(2.0)) < 1e-10);
   CHECK(std::abs(r.x[1] - std::sqrt(2.0)) < 1e-10);
@@ -54,7 +54,7 @@ TEST_CASE("solve_residual_system: no root -> NotConverged with the true residual
     return true;
   };
   const SolveResult r = solve_residual_system(sys, Eigen::VectorXd::Constant(1, 0.7));
-  CHECK(r.status == SolveStatus::NotConverged);
+  CHECK(r.status == Status::NotConverged);
   CHECK(r.residual_norm == doctest::Approx(r.x[0] * r.x[0] + 1.0).epsilon(1e-15));
   CHECK(r.residual_norm >= 1.0);
   CHECK(r.residual_norm < 1.0 + 1e-6);  // Ceres reached the least-squares minimum x = 0
@@ -71,7 +71,7 @@ TEST_CASE("solve_residual_system: F fails at x0 -> NumericalFailure, and domain 
     return true;
   };
   SolveResult r = solve_residual_system(sys, Eigen::VectorXd::Constant(1, -1.0));
-  CHECK(r.status == SolveStatus::NumericalFailure);
+  CHECK(r.status == Status::NumericalFailure);
   r = solve_residual_system(sys, Eigen::VectorXd::Constant(1, 0.05));
   CHECK(r.converged());
   CHECK(std::abs(r.x[0] - std::exp(1.0)) < 1e-9);
@@ -90,10 +90,10 @@ TEST_CASE("damped_fixed_point") {
   FixedPointOptions o;
   o.max_iterations = 3;
   r = damped_fixed_point(g, Eigen::VectorXd::Constant(1, 1.0), o);
-  CHECK(r.status == SolveStatus::NotConverged);
+  CHECK(r.status == Status::NotConverged);
   CHECK(r.iterations == 3);
   FixedPointMap bad = [](const Eigen::VectorXd&, Eigen::VectorXd&) { return false; };
-  CHECK(damped_fixed_point(bad, Eigen::VectorXd::Zero(1)).status == SolveStatus::NumericalFailure);
+  CHECK(damped_fixed_point(bad, Eigen::VectorXd::Zero(1)).status == Status::NumericalFailure);
 }
 
 TEST_CASE("bracketed_root grows the bracket, respects hard limits, throws without sign change") {

@@ -156,7 +156,7 @@ TEST_CASE("MP near the hard edge: quadrature is continuous through c = 1") {
 }
 
 TEST_CASE("low-rank spectrum with rho/kappa within 1e-12 of 1 (theory-layer reproduction)") {
-  // icl::lowrank::solve(tau = 1.5, kappa = 0.5, rho = 0.49999999999999994) failed with
+  // icl::theory::solve(tau = 1.5, kappa = 0.5, rho = 0.49999999999999994) failed with
   // "gsl_integration_qaws (graded fallback): GSL error: roundoff error" on this measure.
   const double kappa = 0.5;
   for (double rho : {0.49999999999999994, 0.5000000000000001, 0.5 - 1e-12, 0.5 - 1e-9, 0.5}) {

@@ -13,7 +13,7 @@
 #include "verify/patch/patch.hpp"
 #include "verify/patch/train.hpp"
 
-using namespace icl::patch;
+using namespace icl::verify::patch;
 using M = Mat<double>;
 
 namespace {

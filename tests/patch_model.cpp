@@ -10,7 +10,7 @@
 
 #include "verify/patch/model.hpp"
 
-using namespace icl::patch;
+using namespace icl::verify::patch;
 using M = Mat<double>;
 
 namespace {

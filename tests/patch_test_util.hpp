@@ -7,10 +7,10 @@
 
 namespace icl_test {
 
-inline icl::patch::Mat<double> random_mat(int r, int c, std::uint64_t seed, double s = 1.0) {
+inline icl::verify::patch::Mat<double> random_mat(int r, int c, std::uint64_t seed, double s = 1.0) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> nd(0, s);
-  icl::patch::Mat<double> m(r, c);
+  icl::verify::patch::Mat<double> m(r, c);
   for (int j = 0; j < c; ++j)
     for (int i = 0; i < r; ++i) m(i, j) = nd(rng);
   return m;

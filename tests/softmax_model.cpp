@@ -9,8 +9,8 @@
 #include "verify/lowrank/simulator.hpp"
 #include "verify/softmax/softmax.hpp"
 
-using namespace icl::softmax;
-using icl::lowrank::Params;
+using namespace icl::verify::softmax;
+using icl::theory::Params;
 
 namespace {
 
@@ -40,7 +40,7 @@ std::vector<double> flatten(const Gradient& g) {
   return f;
 }
 
-double value_of(const icl::verify::Values& v, const std::string& name) {
+double value_of(const icl::verify::lowrank::Values& v, const std::string& name) {
   for (const auto& [n, x] : v)
     if (n == name) return x;
   FAIL("no value " << name);
@@ -51,11 +51,11 @@ double value_of(const icl::verify::Values& v, const std::string& name) {
 
 TEST_CASE("softmax data: the same A, tasks and assignment as the linear simulator's generator") {
   const Params p = small_params();
-  for (auto as : {icl::verify::Assignment::Random, icl::verify::Assignment::Balanced}) {
+  for (auto as : {icl::verify::lowrank::Assignment::Random, icl::verify::lowrank::Assignment::Balanced}) {
     Rng r1(123), r2(123);
     const TrainingData d = generate(p, 12, r1, as);
-    const icl::verify::Dataset lin =
-        icl::verify::generate(p, 12, r2, as, icl::verify::Sampler::Factorized);
+    const icl::verify::lowrank::Dataset lin =
+        icl::verify::lowrank::generate(p, 12, r2, as, icl::verify::lowrank::Sampler::Factorized);
     CHECK(d.n.r == 6);
     CHECK(d.n.M0 == 6);
     CHECK(d.n.N == 216);
@@ -250,7 +250,7 @@ TEST_CASE("softmax runs are reproducible and independent of the thread count") {
   o.test_prompts = 200;
   std::vector<Params> pts{p, p};
   pts[1].rho = 1.0;
-  auto strip = [](const icl::verify::Estimate& e) {
+  auto strip = [](const icl::verify::lowrank::Estimate& e) {
     std::vector<std::vector<double>> out;
     for (const auto& vals : e.per_seed) {
       std::vector<double> x;
@@ -293,6 +293,6 @@ TEST_CASE("softmax options are validated naming the field") {
   } catch (const icl::InvalidParams& e) {
     CHECK(e.field() == "epochs");
   }
-  p.task_spectrum = icl::lowrank::power_law_spectrum(1.0, 4);
+  p.task_spectrum = icl::theory::power_law_spectrum(1.0, 4);
   CHECK_THROWS_AS(validate(p, SoftmaxOptions{}), icl::InvalidParams);
 }

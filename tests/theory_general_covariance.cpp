@@ -7,7 +7,7 @@
 #include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
 
-using namespace icl::lowrank;
+using namespace icl::theory;
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "theory/lowrank.hpp"
 
-using namespace icl::lowrank;
+using namespace icl::theory;
 
 TEST_CASE("replica = Letey/Lu deterministic equivalent at lambda = 0, tau > 1 (1e-12)") {
   const Params points[] = {

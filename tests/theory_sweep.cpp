@@ -6,7 +6,7 @@
 #include "numerics/error.hpp"
 #include "theory/sweep.hpp"
 
-using namespace icl::lowrank;
+using namespace icl::theory;
 
 TEST_CASE("a warm-started sweep gives the same points as independent solves") {
   const Params base;

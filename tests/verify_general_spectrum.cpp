@@ -1,6 +1,6 @@
 // The simulator with a general task covariance (Params::task_spectrum, beyond the paper):
 // finite-D spectrum, task sampling, the generalized IDG quantities, and agreement with the
-// theory (icl::lowrank::solve, generalized Marchenko-Pastur + deterministic equivalent).
+// theory (icl::theory::solve, generalized Marchenko-Pastur + deterministic equivalent).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,10 +13,10 @@
 #include "verify/lowrank/compare.hpp"
 #include "verify/lowrank/simulator.hpp"
 
-using namespace icl::verify;
-using icl::lowrank::low_rank_plus_complement_spectrum;
-using icl::lowrank::Params;
-using icl::lowrank::power_law_spectrum;
+using namespace icl::verify::lowrank;
+using icl::theory::low_rank_plus_complement_spectrum;
+using icl::theory::Params;
+using icl::theory::power_law_spectrum;
 
 namespace {
 

@@ -7,10 +7,10 @@
 
 #include "verify/lowrank/compare.hpp"
 
-using namespace icl::verify;
+using namespace icl::verify::lowrank;
 
 TEST_CASE("minimum-norm simulation at tau < 1 agrees with the ridgeless theory") {
-  icl::lowrank::Params p;  // paper point but tau = 0.6 (N = 0.6 D^2 < D^2), lambda = 0
+  icl::theory::Params p;  // paper point but tau = 0.6 (N = 0.6 D^2 < D^2), lambda = 0
   p.tau = 0.6;
   REQUIRE(ridgeless_point(p));
   VerifyOptions o;
@@ -21,7 +21,7 @@ TEST_CASE("minimum-norm simulation at tau < 1 agrees with the ridgeless theory")
   o.rel_tol = 0.03;
   const PointResult r = verify_point({"ridgeless", p}, o);
   REQUIRE(r.theory.converged());
-  CHECK(r.theory.method == icl::lowrank::Method::Letey);
+  CHECK(r.theory.method == icl::theory::Method::Letey);
   int enforced = 0;
   for (const auto& row : r.rows) {
     if (!row.enforced) continue;

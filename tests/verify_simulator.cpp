@@ -6,8 +6,8 @@
 #include "numerics/error.hpp"
 #include "verify/lowrank/simulator.hpp"
 
-using namespace icl::verify;
-using icl::lowrank::Params;
+using namespace icl::verify::lowrank;
+using icl::theory::Params;
 
 namespace {
 Params base_params() {

@@ -5,8 +5,8 @@
 
 #include "verify/lowrank/compare.hpp"
 
-using namespace icl::verify;
-using icl::lowrank::Params;
+using namespace icl::verify::lowrank;
+using icl::theory::Params;
 
 TEST_CASE("weighted 1/D extrapolation recovers a + b/D and its standard error") {
   const std::vector<double> dims{20, 30, 40, 60};

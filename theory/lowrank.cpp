@@ -14,10 +14,10 @@
 #include "numerics/error.hpp"
 #include "theory/spectral_model.hpp"
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 using numerics::MomentMethod;
-using numerics::SolveStatus;
+using numerics::Status;
 
 const char* to_string(Method m) {
   switch (m) {
@@ -348,11 +348,11 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   Eigen::VectorXd F;
   if (sys.residual(to_vector(s.order), F)) {
     s.residual_norm = F.norm();
-    s.status = s.residual_norm <= opt.solver.residual_tolerance ? SolveStatus::Converged
-                                                               : SolveStatus::NotConverged;
+    s.status = s.residual_norm <= opt.solver.residual_tolerance ? Status::Converged
+                                                               : Status::NotConverged;
     s.message = "reduced closed form; residual of the full saddle-point map";
   } else {
-    s.status = SolveStatus::NumericalFailure;
+    s.status = Status::NumericalFailure;
     s.residual_norm = std::numeric_limits<double>::infinity();
     s.message = "reduced solution outside the domain of the saddle-point map";
   }
@@ -427,7 +427,7 @@ Solution solve_letey(const Params& p) {
   s.nu = nu0;
   s.e = e;
   s.regime = regime(p);
-  s.status = SolveStatus::Converged;
+  s.status = Status::Converged;
   s.residual_norm = 0;
   s.message = p.tau < 1 ? "ridgeless interpolation branch (xi > 0)" : "ridgeless, tau > 1";
   return s;
@@ -460,7 +460,7 @@ Solution solve(const Params& p, const SolveOptions& options) {
     Solution s;
     s.params = p;
     s.method = options.method;
-    s.status = SolveStatus::NumericalFailure;
+    s.status = Status::NumericalFailure;
     s.residual_norm = std::numeric_limits<double>::infinity();
     s.message = e.what();
     return s;
@@ -468,4 +468,4 @@ Solution solve(const Params& p, const SolveOptions& options) {
   throw InvalidParams("method", "unknown method");
 }
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

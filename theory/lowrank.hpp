@@ -12,7 +12,7 @@
 #include "numerics/spectral_integral.hpp"
 #include "theory/params.hpp"
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 enum class Method {
   Saddle,   // full 10-unknown replica saddle point, Ceres + GSL quadrature (default)
@@ -48,7 +48,7 @@ struct Decomposition {
 struct Solution {
   Params params;
   Method method = Method::Saddle;
-  numerics::SolveStatus status = numerics::SolveStatus::NotConverged;
+  numerics::Status status = numerics::Status::NotConverged;
   // |F| of the saddle-point residuals, each relative to max(1, |x_i|) (x the start point).
   double residual_norm = 0;
   int iterations = 0;
@@ -60,7 +60,7 @@ struct Solution {
   double e = 0;   // E_train / tau = chihat / (kappa qhat^2): weight of the memorization noise
   double nu = 0;  // (1 + sigma^2) / alpha
   Regime regime = Regime::TaskRich;
-  bool converged() const { return status == numerics::SolveStatus::Converged; }
+  bool converged() const { return status == numerics::Status::Converged; }
 };
 
 struct SolveOptions {
@@ -89,4 +89,4 @@ bool has_transition(const Params& p);   // kappa < 1: the boundary rho = kappa i
 double interpolation_tau();            // tau = 1: N = D^2, the ridgeless interpolation threshold
 double atom_mass(const Params& p);     // MP atom inside span(A): max(0, 1 - kappa/rho)
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

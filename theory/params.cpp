@@ -5,7 +5,7 @@
 
 #include "numerics/error.hpp"
 
-namespace icl::lowrank {
+namespace icl::theory {
 namespace {
 
 void require_finite(const char* field, double v) {
@@ -115,9 +115,9 @@ void Params::set(const std::string& name, double value) {
   else throw InvalidParams(name, "unknown parameter name");
 }
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 std::vector<numerics::Atom> power_law_spectrum(double exponent, int levels) {
   if (!std::isfinite(exponent) || exponent < 0)
@@ -142,4 +142,4 @@ std::vector<numerics::Atom> low_rank_plus_complement_spectrum(double rho, double
   return s;
 }
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

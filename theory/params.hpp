@@ -5,7 +5,7 @@
 
 #include "numerics/spectral_measure.hpp"
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 // All ratios are to the token dimension D: L = alpha D context pairs, N = tau D^2 sequences,
 // M0 = kappa D pretraining tasks, r = rho D shared subspace rank.
@@ -51,9 +51,9 @@ struct Params {
   void set(const std::string& name, double value);
 };
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 // Task spectra beyond the paper, normalized to mean eigenvalue 1.
 // Power law: `levels` equally weighted eigenvalues t_k proportional to k^{-exponent}.
@@ -62,4 +62,4 @@ std::vector<numerics::Atom> power_law_spectrum(double exponent, int levels);
 // rest (epsilon = 0 gives the paper's low-rank tasks).
 std::vector<numerics::Atom> low_rank_plus_complement_spectrum(double rho, double epsilon);
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

@@ -2,7 +2,7 @@
 
 #include <limits>
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 SpectralModel::SpectralModel(const Params& p)
     : ratio_(1.0 / p.kappa), population_(p.population_spectrum()) {
@@ -69,4 +69,4 @@ SpectralValues SpectralModel::at(double z, numerics::MomentMethod method) const 
   return v;
 }
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

@@ -22,7 +22,7 @@
 #include "numerics/spectral_integral.hpp"
 #include "theory/params.hpp"
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 struct SpectralValues {
   double z = 0;
@@ -50,4 +50,4 @@ class SpectralModel {
   double lower_edge_ = 0;
 };
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

@@ -11,7 +11,7 @@
 #include "numerics/continuation.hpp"
 #include "numerics/error.hpp"
 
-namespace icl::lowrank {
+namespace icl::theory {
 namespace {
 
 Params at(const Params& base, const std::string& name, double value) {
@@ -147,4 +147,4 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
   return out;
 }
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

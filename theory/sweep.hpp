@@ -5,7 +5,7 @@
 
 #include "theory/lowrank.hpp"
 
-namespace icl::lowrank {
+namespace icl::theory {
 
 struct SweepOptions {
   SolveOptions solve;       // method, moments, solver tolerances
@@ -37,4 +37,4 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
 std::vector<double> linspace(double start, double stop, int count);
 std::vector<double> logspace(double start, double stop, int count);  // start, stop > 0
 
-}  // namespace icl::lowrank
+}  // namespace icl::theory

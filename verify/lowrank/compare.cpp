@@ -6,7 +6,7 @@
 
 #include <Eigen/Dense>
 
-namespace icl::verify {
+namespace icl::verify::lowrank {
 
 std::vector<std::string> compared_quantities() {
   return {"error.tm", "error.idg", "error.odg", "order.m",  "order.q",
@@ -20,7 +20,7 @@ static std::vector<std::string> informational_quantities() {
           "decomp.fit.e",     "decomp.fit.e_nu"};
 }
 
-double theory_value(const lowrank::Solution& s, const std::string& name) {
+double theory_value(const theory::Solution& s, const std::string& name) {
   const auto& o = s.order;
   const auto& d = s.decomposition;
   if (name == "error.tm") return s.error.tm;
@@ -43,7 +43,7 @@ double theory_value(const lowrank::Solution& s, const std::string& name) {
   throw std::out_of_range("no theory value for '" + name + "'");
 }
 
-TheoryRef theory_ref(const lowrank::Solution& s) { return TheoryRef{s.z, s.e, s.nu}; }
+TheoryRef theory_ref(const theory::Solution& s) { return TheoryRef{s.z, s.e, s.nu}; }
 
 Extrapolation extrapolate_inverse_d(const std::vector<double>& dims,
                                     const std::vector<double>& means,
@@ -77,7 +77,7 @@ Extrapolation extrapolate_inverse_d(const std::vector<double>& dims,
 }
 
 std::vector<GridPoint> verify_grid(bool quick) {
-  using lowrank::Params;
+  using theory::Params;
   auto make = [](double alpha, double alpha_test, double tau, double kappa, double rho,
                  double sigma, double sigma_test, double lambda) {
     Params p;
@@ -105,7 +105,7 @@ std::vector<GridPoint> verify_grid(bool quick) {
   // on the rest (full rank, so S is singular at kappa < 1). 0.4 D is an integer for the default
   // dims, so the finite-D spectrum equals the population one (simulator.hpp task_eigenvalues).
   Params gen = make(2, -1, 2.25, 0.8, 1.0, 0.3, 0, 0.1);
-  gen.task_spectrum = lowrank::low_rank_plus_complement_spectrum(0.4, 0.2);
+  gen.task_spectrum = theory::low_rank_plus_complement_spectrum(0.4, 0.2);
   g.push_back({"general: low rank + complement tasks, kappa<1, lambda>0", gen});
   // Ridgeless interpolation branch: lambda = 0 below tau = 1, the minimum-norm Gamma against
   // the Letey/Lu theory (ridgeless_point()).
@@ -120,7 +120,7 @@ VerifyOptions VerifyOptions::quick() {
   return o;
 }
 
-bool ridgeless_point(const lowrank::Params& p) { return p.lambda == 0 && p.tau < 1; }
+bool ridgeless_point(const theory::Params& p) { return p.lambda == 0 && p.tau < 1; }
 
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
                          const std::function<void(const std::string&)>& progress) {
@@ -132,8 +132,8 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
   // whose D -> infinity limit is the ridgeless Letey/Lu branch (TM and order parameters from the
   // ridgeless limit of the replica solution, theory/lowrank.cpp).
   const bool ridgeless = ridgeless_point(gp.params);
-  res.theory = lowrank::solve(gp.params, {.method = ridgeless ? lowrank::Method::Letey
-                                                               : lowrank::Method::Saddle});
+  res.theory = theory::solve(gp.params, {.method = ridgeless ? theory::Method::Letey
+                                                               : theory::Method::Saddle});
   if (!res.theory.converged()) {
     res.pass = false;
     res.message = "theory did not converge (residual " +
@@ -146,7 +146,7 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
     so.dim = o.dims[k];
     so.seeds = o.seeds[k];
     so.threads = o.threads;
-    so.base_seed = derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
+    so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
     so.theory = theory_ref(res.theory);
     so.min_norm = ridgeless;
     const auto t0 = std::chrono::steady_clock::now();
@@ -191,4 +191,4 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
   return res;
 }
 
-}  // namespace icl::verify
+}  // namespace icl::verify::lowrank

@@ -8,12 +8,12 @@
 #include "theory/lowrank.hpp"
 #include "verify/lowrank/simulator.hpp"
 
-namespace icl::verify {
+namespace icl::verify::lowrank {
 
 // The quantities compared (simulation name, theory value read from a Solution).
 std::vector<std::string> compared_quantities();  // error.tm ... order.q0
-double theory_value(const lowrank::Solution& s, const std::string& name);
-TheoryRef theory_ref(const lowrank::Solution& s);
+double theory_value(const theory::Solution& s, const std::string& name);
+TheoryRef theory_ref(const theory::Solution& s);
 
 // Weighted least squares y = a + b x with weights 1/se^2 (x = 1/D). se of a and b from the
 // covariance (J^T W J)^{-1}, inflated by sqrt(chi2/dof) when chi2/dof > 1 (the model
@@ -46,7 +46,7 @@ struct ComparisonRow {
 
 struct GridPoint {
   std::string label;
-  lowrank::Params params;
+  theory::Params params;
 };
 // Both sides of rho = kappa, tau below and above 1, lambda 0 and > 0, alpha_test != alpha,
 // sigma_test > 0; full mode adds one general task covariance (power law). quick: the smaller CI
@@ -67,16 +67,16 @@ struct VerifyOptions {
 
 struct PointResult {
   GridPoint point;
-  lowrank::Solution theory;
+  theory::Solution theory;
   std::vector<ComparisonRow> rows;
   std::vector<double> seconds_per_dim;
   bool pass = true;
   std::string message;  // e.g. theory did not converge
 };
 // lambda = 0 and tau < 1: compared as minimum-norm simulation vs the ridgeless Letey/Lu theory.
-bool ridgeless_point(const lowrank::Params& p);
+bool ridgeless_point(const theory::Params& p);
 // progress(i, n) is called after each (dim) simulation.
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
                          const std::function<void(const std::string&)>& progress = {});
 
-}  // namespace icl::verify
+}  // namespace icl::verify::lowrank

@@ -6,7 +6,7 @@
 
 #include <Eigen/Core>
 
-namespace icl::verify {
+namespace icl::verify::lowrank {
 
 class PackedNormalOperator {
  public:
@@ -26,4 +26,4 @@ class PackedNormalOperator {
 // Whether the AVX2/FMA kernel is used on this machine.
 bool normal_kernel_vectorized();
 
-}  // namespace icl::verify
+}  // namespace icl::verify::lowrank

@@ -16,20 +16,13 @@
 #include "numerics/error.hpp"
 #include "verify/lowrank/normal_kernel.hpp"
 
-namespace icl::verify {
+namespace icl::verify::lowrank {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
 }
 
 // Standard normals by the Marsaglia polar method on the raw 64-bit engine output (exact,
@@ -74,7 +67,7 @@ OdgKind odg_kind_from_string(const std::string& s) {
   throw InvalidParams("odg", "must be 'isotropic' or 'subspace', got '" + s + "'");
 }
 
-VectorXd task_eigenvalues(const lowrank::Params& p, int dim) {
+VectorXd task_eigenvalues(const theory::Params& p, int dim) {
   if (p.task_spectrum.empty())
     throw InvalidParams("task_spectrum", "empty: low-rank tasks have no general spectrum");
   if (dim < 1) throw InvalidParams("dim", "must be >= 1");
@@ -103,7 +96,7 @@ VectorXd task_eigenvalues(const lowrank::Params& p, int dim) {
   return t;
 }
 
-Sizes sizes(const lowrank::Params& p, int dim) {
+Sizes sizes(const theory::Params& p, int dim) {
   if (dim < 2) throw InvalidParams("dim", "must be >= 2");
   Sizes n;
   const double D = dim;
@@ -124,10 +117,6 @@ Sizes sizes(const lowrank::Params& p, int dim) {
 MatrixXd Dataset::task_covariance() const {
   if (general) return Sigma;
   return (double(n.D) / n.r) * A * A.transpose();
-}
-
-std::uint64_t derive_seed(std::uint64_t base, std::uint64_t k) {
-  return splitmix64(splitmix64(base) ^ splitmix64(k + 0x632BE59BD9B4E019ULL));
 }
 
 MatrixXd haar_orthonormal(int D, int r, Rng& rng) {
@@ -171,7 +160,7 @@ VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng,
   return (double(D) / L) * (c1 * what + std::sqrt(c2 / double(D)) * g);
 }
 
-Dataset generate(const lowrank::Params& p, int dim, Rng& rng, Assignment assignment,
+Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
                  Sampler sampler) {
   Dataset d;
   d.n = sizes(p, dim);
@@ -490,14 +479,14 @@ double quadratic_part(const MatrixXd& Dl, const MatrixXd& C, int Lt, double sigm
 
 }  // namespace
 
-void check_odg_kind(const lowrank::Params& p, OdgKind odg) {
+void check_odg_kind(const theory::Params& p, OdgKind odg) {
   if (odg == OdgKind::Subspace && !p.task_spectrum.empty())
     throw InvalidParams("odg", "'subspace' ODG tasks (low rank in an independent subspace) are "
                                "only defined for the paper's low-rank tasks; with a general "
                                "task_spectrum use 'isotropic'");
 }
 
-Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t seed) {
+Values run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed) {
   check_odg_kind(p, o.odg);
   const auto t0 = Clock::now();
   Rng rng(seed);
@@ -647,7 +636,7 @@ Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t see
   return v;
 }
 
-LowRankSimulator::LowRankSimulator(lowrank::Params p, SimOptions o)
+LowRankSimulator::LowRankSimulator(theory::Params p, SimOptions o)
     : p_(std::move(p)), o_(std::move(o)) {
   p_.validate();
   check_odg_kind(p_, o_.odg);
@@ -668,7 +657,7 @@ Estimate LowRankSimulator::run() const {
   auto worker = [&] {
     for (int k; (k = next.fetch_add(1)) < o_.seeds;) {
       try {
-        results[k] = run_seed(p_, o_, derive_seed(o_.base_seed, std::uint64_t(k)));
+        results[k] = run_seed(p_, o_, numerics::derive_seed(o_.base_seed, std::uint64_t(k)));
       } catch (...) {
         errors[k] = std::current_exception();
       }
@@ -690,7 +679,7 @@ Estimate LowRankSimulator::run() const {
 // ---------------------------------------------------------------------------------------------
 // Ill-posedness demo
 
-GdDemo gd_demo(const lowrank::Params& p, int dim, std::uint64_t seed,
+GdDemo gd_demo(const theory::Params& p, int dim, std::uint64_t seed,
                const std::vector<double>& init_scales, int steps, OdgKind odg) {
   check_odg_kind(p, odg);
   Rng rng(seed);
@@ -765,4 +754,4 @@ GdDemo gd_demo(const lowrank::Params& p, int dim, std::uint64_t seed,
   return out;
 }
 
-}  // namespace icl::verify
+}  // namespace icl::verify::lowrank

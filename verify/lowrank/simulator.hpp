@@ -24,9 +24,10 @@
 
 #include <Eigen/Core>
 
+#include "numerics/seed.hpp"
 #include "theory/params.hpp"
 
-namespace icl::verify {
+namespace icl::verify::lowrank {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
@@ -47,7 +48,7 @@ OdgKind odg_kind_from_string(const std::string& s);  // "isotropic" | "subspace"
 struct Sizes {
   int D = 0, r = 0, M0 = 0, N = 0, L = 0, Lt = 0;
 };
-Sizes sizes(const lowrank::Params& p, int dim);
+Sizes sizes(const theory::Params& p, int dim);
 
 // The D eigenvalues of the finite-D task covariance for a non-empty p.task_spectrum. Two
 // finite-D choices: (1) population eigenvalue t_k gets n_k = round(w_k D) entries, and the group
@@ -56,7 +57,7 @@ Sizes sizes(const lowrank::Params& p, int dim);
 // that their mean is exactly 1 (tr Sigma = D, as the theory's |w|^2/D -> 1 assumes). When every
 // w_k D is an integer the finite-D spectrum equals the population one. Throws InvalidParams
 // ("task_spectrum") for an empty spectrum or when the rounding leaves no positive eigenvalue.
-VectorXd task_eigenvalues(const lowrank::Params& p, int dim);
+VectorXd task_eigenvalues(const theory::Params& p, int dim);
 
 // Quantities from the theory used by the decomposition and the distribution of predictions.
 struct TheoryRef {
@@ -103,9 +104,8 @@ struct Dataset {
   MatrixXd task_covariance() const;
 };
 
-std::uint64_t derive_seed(std::uint64_t base, std::uint64_t k);
 MatrixXd haar_orthonormal(int D, int r, Rng& rng);  // QR of a Gaussian, sign-fixed
-Dataset generate(const lowrank::Params& p, int dim, Rng& rng, Assignment assignment,
+Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
                  Sampler sampler);
 // One context estimate for task w with L pairs and label-noise std sigma.
 VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng, Sampler sampler);
@@ -156,20 +156,20 @@ struct Estimate {
 Estimate summarize(const std::vector<Values>& per_seed);
 
 // Throws InvalidParams("odg") for OdgKind::Subspace with a general task_spectrum.
-void check_odg_kind(const lowrank::Params& p, OdgKind odg);
+void check_odg_kind(const theory::Params& p, OdgKind odg);
 
 // One full seed: data, training, measurements.
-Values run_seed(const lowrank::Params& p, const SimOptions& o, std::uint64_t seed);
+Values run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed);
 
 class LowRankSimulator {
  public:
-  LowRankSimulator(lowrank::Params p, SimOptions o);
+  LowRankSimulator(theory::Params p, SimOptions o);
   Estimate run() const;  // seeds spread over o.threads std::threads
-  const lowrank::Params& params() const { return p_; }
+  const theory::Params& params() const { return p_; }
   const SimOptions& options() const { return o_; }
 
  private:
-  lowrank::Params p_;
+  theory::Params p_;
   SimOptions o_;
 };
 
@@ -189,7 +189,7 @@ struct GdDemo {
   double odg_spread = 0;  // standard deviation of ODG across initializations
   double null_spread = 0; // standard deviation of |Gamma P0|^2/D across initializations
 };
-GdDemo gd_demo(const lowrank::Params& p, int dim, std::uint64_t seed,
+GdDemo gd_demo(const theory::Params& p, int dim, std::uint64_t seed,
                const std::vector<double>& init_scales, int steps, OdgKind odg);
 
-}  // namespace icl::verify
+}  // namespace icl::verify::lowrank

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <sstream>
 
-namespace icl::patch {
+namespace icl::verify::patch {
 
 std::string to_string(LayerKind k) {
   switch (k) {
@@ -590,4 +590,4 @@ template Weights<double> cast_weights<double, float>(const Weights<float>&);
 template BlockWeights<float> cast_block<float, double>(const BlockWeights<double>&);
 template BlockWeights<double> cast_block<double, double>(const BlockWeights<double>&);
 
-}  // namespace icl::patch
+}  // namespace icl::verify::patch

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-namespace icl::patch {
+namespace icl::verify::patch {
 
 template <class S>
 using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
@@ -194,4 +194,4 @@ Weights<double> load_weights(std::istream& is);
 void save_weights_file(const Weights<double>& w, const std::string& path);
 Weights<double> load_weights_file(const std::string& path);
 
-}  // namespace icl::patch
+}  // namespace icl::verify::patch

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-namespace icl::patch {
+namespace icl::verify::patch {
 
 std::string to_string(PatchStatus s) {
   return s == PatchStatus::Ok ? "ok" : "degenerate-anchor";
@@ -320,4 +320,4 @@ ICL_PATCH_INSTANTIATE(double)
 ICL_PATCH_INSTANTIATE(float)
 #undef ICL_PATCH_INSTANTIATE
 
-}  // namespace icl::patch
+}  // namespace icl::verify::patch

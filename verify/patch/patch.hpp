@@ -6,7 +6,7 @@
 
 #include "verify/patch/model.hpp"
 
-namespace icl::patch {
+namespace icl::verify::patch {
 
 enum class PatchStatus {
   Ok,                // patch computed
@@ -162,4 +162,4 @@ struct ThoughtRow {
 std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double>& context,
                                       const ThoughtParams& p);
 
-}  // namespace icl::patch
+}  // namespace icl::verify::patch

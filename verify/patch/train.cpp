@@ -5,7 +5,7 @@
 #include <cmath>
 #include <thread>
 
-namespace icl::patch {
+namespace icl::verify::patch {
 
 Prompt make_prompt(int d, int n_ctx, std::mt19937_64& rng) {
   std::normal_distribution<double> nd(0.0, 1.0);
@@ -233,4 +233,4 @@ AlignResult alignment(const Weights<double>& w, const AlignParams& p) {
   return r;
 }
 
-}  // namespace icl::patch
+}  // namespace icl::verify::patch

@@ -9,7 +9,7 @@
 #include "verify/patch/model.hpp"
 #include "verify/patch/patch.hpp"
 
-namespace icl::patch {
+namespace icl::verify::patch {
 
 // A regression prompt: tokens (x_i, y_i) in R^{d+1}, i = 1..n, then the query (x_q, 0);
 // y = w . x with w ~ N(0, I_d), x ~ N(0, I_d). The prediction is the last coordinate of the
@@ -96,4 +96,4 @@ AlignResult alignment(const Weights<double>& w, const AlignParams& p);
 
 double cos_frobenius(const Mat<double>& a, const Mat<double>& b);
 
-}  // namespace icl::patch
+}  // namespace icl::verify::patch

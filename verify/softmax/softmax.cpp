@@ -12,7 +12,7 @@
 
 #include "numerics/error.hpp"
 
-namespace icl::softmax {
+namespace icl::verify::softmax {
 
 namespace {
 
@@ -80,15 +80,15 @@ Prompts draw_prompts(const MatrixXd& tasks, int L, double sigma, Rng& rng) {
   return P;
 }
 
-TrainingData generate(const lowrank::Params& p, int dim, Rng& rng,
-                      verify::Assignment assignment) {
+TrainingData generate(const theory::Params& p, int dim, Rng& rng,
+                      verify::lowrank::Assignment assignment) {
   if (!p.task_spectrum.empty())
     throw InvalidParams("task_spectrum", "the softmax check uses the paper's low-rank tasks only");
   TrainingData d;
-  d.n = verify::sizes(p, dim);
+  d.n = verify::lowrank::sizes(p, dim);
   const auto& n = d.n;
-  // Same order and algorithm as verify::generate: A, then V (r x M0), then the assignment.
-  d.A = verify::haar_orthonormal(n.D, n.r, rng);
+  // Same order and algorithm as verify::lowrank::generate: A, then V (r x M0), then the assignment.
+  d.A = verify::lowrank::haar_orthonormal(n.D, n.r, rng);
   {
     NormalSampler nd(rng);
     MatrixXd V(n.r, n.M0);
@@ -96,7 +96,7 @@ TrainingData generate(const lowrank::Params& p, int dim, Rng& rng,
     d.W = std::sqrt(double(n.D) / n.r) * (d.A * V);
   }
   d.task.resize(n.N);
-  if (assignment == verify::Assignment::Random) {
+  if (assignment == verify::lowrank::Assignment::Random) {
     std::uniform_int_distribution<int> pick(0, n.M0 - 1);
     for (int i = 0; i < n.N; ++i) d.task[i] = pick(rng);
   } else {
@@ -255,7 +255,7 @@ TrainLog train_adam(Model& m, const Prompts& data, const TrainOptions& o) {
 // ---------------------------------------------------------------------------------------------
 // Runs
 
-void validate(const lowrank::Params& p, const SoftmaxOptions& o) {
+void validate(const theory::Params& p, const SoftmaxOptions& o) {
   p.validate();
   if (!p.task_spectrum.empty())
     throw InvalidParams("task_spectrum", "the softmax check uses the paper's low-rank tasks only");
@@ -271,13 +271,13 @@ void validate(const lowrank::Params& p, const SoftmaxOptions& o) {
   if (!(t.beta1 >= 0 && t.beta1 < 1) || !(t.beta2 >= 0 && t.beta2 < 1))
     throw InvalidParams("betas", "must be in [0, 1)");
   if (!(t.eps > 0)) throw InvalidParams("eps", "must be > 0");
-  verify::check_odg_kind(p, o.odg);
+  verify::lowrank::check_odg_kind(p, o.odg);
 }
 
-verify::Values run_seed(const lowrank::Params& p, const SoftmaxOptions& o, std::uint64_t seed) {
+verify::lowrank::Values run_seed(const theory::Params& p, const SoftmaxOptions& o, std::uint64_t seed) {
   const auto t0 = Clock::now();
   Rng rng(seed);
-  verify::Sizes n;
+  verify::lowrank::Sizes n;
   MatrixXd A, W;
   Model model;
   TrainLog log;
@@ -291,7 +291,7 @@ verify::Values run_seed(const lowrank::Params& p, const SoftmaxOptions& o, std::
   }
   const double D = n.D;
   MatrixXd B;  // ODG subspace
-  if (o.odg == verify::OdgKind::Subspace) B = verify::haar_orthonormal(n.D, n.r, rng);
+  if (o.odg == verify::lowrank::OdgKind::Subspace) B = verify::lowrank::haar_orthonormal(n.D, n.r, rng);
 
   const char* names[3] = {"tm", "idg", "odg"};
   double err[3] = {0, 0, 0}, zero[3] = {0, 0, 0};
@@ -303,7 +303,7 @@ verify::Values run_seed(const lowrank::Params& p, const SoftmaxOptions& o, std::
       MatrixXd tasks(n.D, cnt);
       if (k == 0) {
         for (int j = 0; j < cnt; ++j) tasks.col(j) = W.col(pick(rng));
-      } else if (k == 1 || o.odg == verify::OdgKind::Subspace) {
+      } else if (k == 1 || o.odg == verify::lowrank::OdgKind::Subspace) {
         NormalSampler nd(rng);
         MatrixXd V(n.r, cnt);
         nd.fill(V.data(), V.size(), 1.0);
@@ -318,7 +318,7 @@ verify::Values run_seed(const lowrank::Params& p, const SoftmaxOptions& o, std::
       zero[k] += P.y.squaredNorm();
     }
   }
-  verify::Values v;
+  verify::lowrank::Values v;
   for (int k = 0; k < 3; ++k)
     v.emplace_back(std::string("error.") + names[k], err[k] / o.test_prompts);
   for (int k = 0; k < 3; ++k)
@@ -332,14 +332,14 @@ verify::Values run_seed(const lowrank::Params& p, const SoftmaxOptions& o, std::
   return v;
 }
 
-std::vector<verify::Estimate> run_points(
-    const std::vector<lowrank::Params>& points, const SoftmaxOptions& o,
+std::vector<verify::lowrank::Estimate> run_points(
+    const std::vector<theory::Params>& points, const SoftmaxOptions& o,
     const std::function<void(std::size_t, std::size_t)>& progress) {
   for (const auto& p : points) validate(p, o);
   const std::size_t S = std::size_t(o.seeds);
   const std::size_t jobs = points.size() * S;
-  std::vector<std::vector<verify::Values>> results(points.size(),
-                                                   std::vector<verify::Values>(S));
+  std::vector<std::vector<verify::lowrank::Values>> results(points.size(),
+                                                   std::vector<verify::lowrank::Values>(S));
   std::vector<std::exception_ptr> errors(jobs);
   std::atomic<std::size_t> next{0};
   std::mutex mu;
@@ -348,7 +348,7 @@ std::vector<verify::Estimate> run_points(
     for (std::size_t j; (j = next.fetch_add(1)) < jobs;) {
       const std::size_t pt = j / S, k = j % S;
       try {
-        results[pt][k] = run_seed(points[pt], o, verify::derive_seed(o.base_seed, k));
+        results[pt][k] = run_seed(points[pt], o, numerics::derive_seed(o.base_seed, k));
       } catch (...) {
         errors[j] = std::current_exception();
       }
@@ -364,21 +364,21 @@ std::vector<verify::Estimate> run_points(
   for (auto& t : pool) t.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
-  std::vector<verify::Estimate> out;
+  std::vector<verify::lowrank::Estimate> out;
   out.reserve(points.size());
-  for (const auto& r : results) out.push_back(verify::summarize(r));
+  for (const auto& r : results) out.push_back(verify::lowrank::summarize(r));
   return out;
 }
 
-SoftmaxSimulator::SoftmaxSimulator(lowrank::Params p, SoftmaxOptions o)
+SoftmaxSimulator::SoftmaxSimulator(theory::Params p, SoftmaxOptions o)
     : p_(std::move(p)), o_(std::move(o)) {
   validate(p_, o_);
 }
 
-verify::Estimate SoftmaxSimulator::run() const { return run_points({p_}, o_).front(); }
+verify::lowrank::Estimate SoftmaxSimulator::run() const { return run_points({p_}, o_).front(); }
 
-verify::SimOptions linear_simulation_options(const SoftmaxOptions& o) {
-  verify::SimOptions so;
+verify::lowrank::SimOptions linear_simulation_options(const SoftmaxOptions& o) {
+  verify::lowrank::SimOptions so;
   so.dim = o.dim;
   so.seeds = o.seeds;
   so.base_seed = o.base_seed;
@@ -389,4 +389,4 @@ verify::SimOptions linear_simulation_options(const SoftmaxOptions& o) {
   return so;
 }
 
-}  // namespace icl::softmax
+}  // namespace icl::verify::softmax

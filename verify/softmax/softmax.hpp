@@ -19,11 +19,11 @@
 // N = round(tau D^2) sequences each with a task drawn uniformly with replacement (or cyclic),
 // L = round(alpha D) context pairs, y = w.x + sigma eps (query label too). The subspace A, the
 // tasks W and the task assignment are drawn from the seed's stream in the same order and by the
-// same algorithm as verify::generate, so for the same seed they are identical to the linear
+// same algorithm as verify::lowrank::generate, so for the same seed they are identical to the linear
 // simulator's; the sequences themselves are drawn token by token (the linear simulator only
 // needs the context estimate s).
 //
-// Everything is seeded (std::mt19937_64); seed k of a run is verify::derive_seed(base, k), so
+// Everything is seeded (std::mt19937_64); seed k of a run is numerics::derive_seed(base, k), so
 // results do not depend on the number of threads.
 #pragma once
 #include <cstdint>
@@ -36,11 +36,11 @@
 #include "theory/params.hpp"
 #include "verify/lowrank/simulator.hpp"
 
-namespace icl::softmax {
+namespace icl::verify::softmax {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-using verify::Rng;
+using verify::lowrank::Rng;
 
 // A batch of prompts. Tokens are the columns of Z ((D+1) x count*T); prompt n occupies columns
 // n*T .. n*T + T - 1, the last of them the query token (x_q, 0). y(n) is the query's label.
@@ -73,15 +73,15 @@ Prompts draw_prompts(const MatrixXd& tasks, int L, double sigma, Rng& rng);
 
 // One seed's pretraining data.
 struct TrainingData {
-  verify::Sizes n;
+  verify::lowrank::Sizes n;
   MatrixXd A;              // D x r, orthonormal columns
   MatrixXd W;              // D x M0 tasks
   std::vector<int> task;   // task of each sequence
   Prompts prompts;         // N prompts with L context pairs, noise sigma
 };
 // Throws InvalidParams("task_spectrum") for a general task covariance (not in the paper).
-TrainingData generate(const lowrank::Params& p, int dim, Rng& rng,
-                      verify::Assignment assignment = verify::Assignment::Random);
+TrainingData generate(const theory::Params& p, int dim, Rng& rng,
+                      verify::lowrank::Assignment assignment = verify::lowrank::Assignment::Random);
 
 // The trainable parameters: W_Q, W_K (d x (D+1)) and v, the last row of W_V.
 struct Model {
@@ -143,13 +143,13 @@ struct SoftmaxOptions {
   Init init = Init::Glorot;
   TrainOptions train;
   int test_prompts = 3000;  // fresh prompts per protocol (the authors' n_test)
-  verify::Assignment assignment = verify::Assignment::Random;
-  verify::OdgKind odg = verify::OdgKind::Isotropic;
+  verify::lowrank::Assignment assignment = verify::lowrank::Assignment::Random;
+  verify::lowrank::OdgKind odg = verify::lowrank::OdgKind::Isotropic;
 };
-void validate(const lowrank::Params& p, const SoftmaxOptions& o);  // InvalidParams naming the field
+void validate(const theory::Params& p, const SoftmaxOptions& o);  // InvalidParams naming the field
 // The linear simulator at the same dimension, seeds, base seed, threads, task assignment and
 // ODG kind (the comparison run next to the softmax model; no prediction-distribution prompts).
-verify::SimOptions linear_simulation_options(const SoftmaxOptions& o);
+verify::lowrank::SimOptions linear_simulation_options(const SoftmaxOptions& o);
 
 // One seed: data, initialization, training, evaluation on fresh prompts. Values:
 //   error.{tm,idg,odg}     test MSE (target includes the test noise sigma_test)
@@ -159,23 +159,23 @@ verify::SimOptions linear_simulation_options(const SoftmaxOptions& o);
 // Test prompts: L_t = round(alpha_test D) pairs, noise sigma_test; TM picks one of the M0
 // training tasks uniformly, IDG a fresh sqrt(D/r) A v, ODG N(0, I_D) (or low rank in an
 // independent Haar subspace with OdgKind::Subspace).
-verify::Values run_seed(const lowrank::Params& p, const SoftmaxOptions& o, std::uint64_t seed);
+verify::lowrank::Values run_seed(const theory::Params& p, const SoftmaxOptions& o, std::uint64_t seed);
 
 // Several parameter points with the same seeds (seed k of every point is derive_seed(base, k)):
 // all (point, seed) runs share one pool of o.threads std::threads. `progress(done, total)` is
 // called (serialized) after each run.
-std::vector<verify::Estimate> run_points(
-    const std::vector<lowrank::Params>& points, const SoftmaxOptions& o,
+std::vector<verify::lowrank::Estimate> run_points(
+    const std::vector<theory::Params>& points, const SoftmaxOptions& o,
     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 class SoftmaxSimulator {
  public:
-  SoftmaxSimulator(lowrank::Params p, SoftmaxOptions o);
-  verify::Estimate run() const;
+  SoftmaxSimulator(theory::Params p, SoftmaxOptions o);
+  verify::lowrank::Estimate run() const;
 
  private:
-  lowrank::Params p_;
+  theory::Params p_;
   SoftmaxOptions o_;
 };
 
-}  // namespace icl::softmax
+}  // namespace icl::verify::softmax

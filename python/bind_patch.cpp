@@ -1,5 +1,4 @@
-// The finite-D low-rank simulator (verify/lowrank/simulator.hpp) and the rank-1 patch checks
-// (verify/patch/model.hpp, patch.hpp, train.hpp).
+// The rank-1 patch checks (verify/patch/model.hpp, patch.hpp, train.hpp) from Python.
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
@@ -10,8 +9,6 @@
 
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
-#include "theory/params.hpp"
-#include "verify/lowrank/simulator.hpp"
 #include "verify/patch/model.hpp"
 #include "verify/patch/patch.hpp"
 #include "verify/patch/train.hpp"
@@ -19,54 +16,7 @@
 namespace icl::python {
 namespace {
 
-namespace P = icl::patch;
-using lowrank::Params;
-
-verify::Solver solver_from_string(const std::string& s) {
-  if (s == "cg") return verify::Solver::CG;
-  if (s == "direct") return verify::Solver::Direct;
-  throw InvalidParams("solver", "must be cg or direct (got '" + s + "')");
-}
-
-verify::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
-                               const std::string& odg, const std::string& solver, bool min_norm) {
-  if (dim < 2) throw InvalidParams("dim", "must be >= 2");
-  if (seeds < 1) throw InvalidParams("seeds", "must be >= 1");
-  if (threads < 1) throw InvalidParams("threads", "must be >= 1");
-  verify::SimOptions o;
-  o.dim = dim;
-  o.seeds = seeds;
-  o.base_seed = seed;
-  o.threads = threads;
-  o.odg = verify::odg_kind_from_string(odg);
-  o.solver = solver_from_string(solver);
-  o.min_norm = min_norm;
-  return o;
-}
-
-py::dict estimate_dict(const verify::Estimate& e) {
-  py::dict d;
-  for (std::size_t i = 0; i < e.names.size(); ++i)
-    d[py::str(e.names[i])] = py::make_tuple(e.stats[i].mean, e.stats[i].sem);
-  return d;
-}
-
-py::dict run_simulator(const verify::LowRankSimulator& sim) {
-  verify::Estimate e;
-  {
-    py::gil_scoped_release release;
-    e = sim.run();
-  }
-  return estimate_dict(e);
-}
-
-const char* kSimulateDoc =
-    "Simulate linear attention trained on low-rank regression tasks at finite D = dim.\n\n"
-    "Returns {name: (mean, sem)} over `seeds` seeds: 'error.tm', 'error.idg', 'error.odg',\n"
-    "'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0', 'order.q0', solver facts\n"
-    "('cg.iterations', ...). Seed k is derived from (seed, k) only, so the result does not\n"
-    "depend on `threads`. odg: 'isotropic' | 'subspace'; solver: 'cg' | 'direct';\n"
-    "min_norm: allow lambda = 0 with tau < 1 (minimum-norm solution). Releases the GIL.";
+namespace P = icl::verify::patch;
 
 P::ModelConfig model_config(int d, int layers, const std::string& kind, int heads, int head_dim,
                             int mlp_hidden, int mlp_depth, const std::string& act, bool residual,
@@ -104,67 +54,7 @@ void accumulate(const P::StackCheck<S>& r, P::Diff& all, int& rank, double& s2s1
 
 }  // namespace
 
-void bind_verify(py::module_& m) {
-  m.def(
-      "simulate",
-      [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads,
-         const std::string& odg, const std::string& solver, bool min_norm) {
-        p.validate();
-        const verify::LowRankSimulator sim(p, sim_options(dim, seeds, seed, threads, odg, solver,
-                                                          min_norm));
-        return run_simulator(sim);
-      },
-      py::arg("params"), py::kw_only(), py::arg("dim") = verify::SimOptions{}.dim,
-      py::arg("seeds") = verify::SimOptions{}.seeds,
-      py::arg("seed") = verify::SimOptions{}.base_seed,
-      py::arg("threads") = verify::SimOptions{}.threads, py::arg("odg") = "isotropic",
-      py::arg("solver") = "cg", py::arg("min_norm") = false, kSimulateDoc);
-
-  py::class_<verify::LowRankSimulator>(
-      m, "LowRankSimulator",
-      "The finite-D simulator as an object: LowRankSimulator(params, dim=..., seeds=...,\n"
-      "seed=..., threads=..., odg=..., solver=..., min_norm=...).run() -> {name: (mean, sem)}.")
-      .def(py::init([](const Params& p, int dim, int seeds, std::uint64_t seed, int threads,
-                       const std::string& odg, const std::string& solver, bool min_norm) {
-             p.validate();
-             return verify::LowRankSimulator(
-                 p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm));
-           }),
-           py::arg("params"), py::kw_only(), py::arg("dim") = verify::SimOptions{}.dim,
-           py::arg("seeds") = verify::SimOptions{}.seeds,
-           py::arg("seed") = verify::SimOptions{}.base_seed,
-           py::arg("threads") = verify::SimOptions{}.threads, py::arg("odg") = "isotropic",
-           py::arg("solver") = "cg", py::arg("min_norm") = false)
-      .def("run", &run_simulator, kSimulateDoc)
-      .def_property_readonly("params", &verify::LowRankSimulator::params, "the Params simulated")
-      .def_property_readonly("dim", [](const verify::LowRankSimulator& s) { return s.options().dim; },
-                             "token dimension D")
-      .def_property_readonly("seeds", [](const verify::LowRankSimulator& s) { return s.options().seeds; },
-                             "number of seeds")
-      .def_property_readonly("seed", [](const verify::LowRankSimulator& s) { return s.options().base_seed; },
-                             "base seed")
-      .def_property_readonly("threads", [](const verify::LowRankSimulator& s) { return s.options().threads; },
-                             "threads")
-      .def_property_readonly(
-          "odg", [](const verify::LowRankSimulator& s) { return std::string(verify::to_string(s.options().odg)); },
-          "'isotropic' | 'subspace'");
-
-  m.def(
-      "sizes",
-      [](const Params& p, int dim) {
-        const verify::Sizes s = verify::sizes(p, dim);
-        py::dict d;
-        d["D"] = s.D;
-        d["r"] = s.r;
-        d["M0"] = s.M0;
-        d["N"] = s.N;
-        d["L"] = s.L;
-        d["Lt"] = s.Lt;
-        return d;
-      },
-      py::arg("params"), py::arg("dim"),
-      "Integer sizes of a simulation at D = dim: {D, r, M0, N, L, Lt}.");
-
+void bind_patch(py::module_& m) {
   m.def(
       "patch_check",
       [](int d, int context, int prompts, int layers, const std::string& kind, int heads,
@@ -255,5 +145,6 @@ void bind_verify(py::module_& m) {
       "db = W (u_full - a) is the bias-only variant. Returns {dW, db, anchor_norm, status}\n"
       "(status 'ok', or 'degenerate-anchor' when |a| is too small: then dW = 0).");
 }
+
 
 }  // namespace icl::python

@@ -1,20 +1,19 @@
-#include "cli/theory_output.hpp"
+#include "theory/serialize.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-#include "cli/common.hpp"
 
-namespace icl::cli {
+namespace icl::theory {
 namespace {
 
-nlohmann::ordered_json components(const lowrank::Components& c) {
+nlohmann::ordered_json components(const Components& c) {
   return {{"algo", c.algo}, {"mem", c.mem}, {"struct", c.structural}};
 }
 
 // The order parameters with their names, in the documented order.
-std::vector<std::pair<const char*, double>> order_fields(const lowrank::OrderParams& o) {
+std::vector<std::pair<const char*, double>> order_fields(const OrderParams& o) {
   return {{"q", o.q},         {"m", o.m},           {"chi", o.chi},         {"qbar", o.qbar},
           {"chibar", o.chibar}, {"mbar", o.mbar},   {"m0", o.m0},           {"q0", o.q0},
           {"qhat", o.qhat},   {"mhat", o.mhat},     {"chihat", o.chihat},   {"qbarhat", o.qbarhat},
@@ -31,20 +30,28 @@ bool ridgeless_only(const char* name) {
 
 }  // namespace
 
-nlohmann::ordered_json solution_to_json(const lowrank::Solution& s) {
+nlohmann::ordered_json to_json(const Params& p) {
+  nlohmann::ordered_json j = {{"alpha", p.alpha},   {"alpha_test", p.effective_alpha_test()},
+                              {"tau", p.tau},       {"gamma", p.gamma()},
+                              {"kappa", p.kappa},   {"rho", p.rho},
+                              {"sigma", p.sigma},   {"sigma_test", p.sigma_test},
+                              {"lambda", p.lambda}};
+  if (!p.task_spectrum.empty()) {
+    nlohmann::ordered_json spec = nlohmann::ordered_json::array();
+    for (const auto& a : p.task_spectrum) spec.push_back({a.position, a.mass});
+    j["task_spectrum"] = spec;  // [[eigenvalue, weight], ...]
+  }
+  return j;
+}
+
+nlohmann::ordered_json to_json(const Solution& s) {
   nlohmann::ordered_json order = nlohmann::ordered_json::object();
   for (const auto& [name, v] : order_fields(s.order)) {
-    if (s.method == lowrank::Method::Letey && ridgeless_only(name)) continue;
+    if (s.method == Method::Letey && ridgeless_only(name)) continue;
     order[name] = v;
   }
-  const nlohmann::json pj = params_to_json(s.params);
-  nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  for (const char* k : {"alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma",
-                        "sigma_test", "lambda"})
-    params[k] = pj.at(k);
-  if (pj.contains("task_spectrum")) params["task_spectrum"] = pj.at("task_spectrum");
-  return {{"params", params},
-          {"method", lowrank::to_string(s.method)},
+  return {{"params", to_json(s.params)},
+          {"method", to_string(s.method)},
           {"converged", s.converged()},
           {"residual_norm", s.residual_norm},
           {"iterations", s.iterations},
@@ -54,27 +61,27 @@ nlohmann::ordered_json solution_to_json(const lowrank::Solution& s) {
            {{"tm", components(s.decomposition.tm)},
             {"idg", components(s.decomposition.idg)},
             {"odg", components(s.decomposition.odg)}}},
-          {"regime", lowrank::to_string(s.regime)},
+          {"regime", to_string(s.regime)},
           {"effective_ridge", -s.z},
           {"z", s.z},
           {"e", s.e},
           {"nu", s.nu}};
 }
 
-std::string solution_to_text(const lowrank::Solution& s) {
+std::string to_text(const Solution& s) {
   std::ostringstream os;
   const auto& p = s.params;
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "icl solve (%s): alpha %g  alpha_test %g  tau %g (gamma %g)  kappa %g  rho %g  "
                 "sigma %g  sigma_test %g  lambda %g\n",
-                lowrank::to_string(s.method), p.alpha, p.effective_alpha_test(), p.tau, p.gamma(),
+                to_string(s.method), p.alpha, p.effective_alpha_test(), p.tau, p.gamma(),
                 p.kappa, p.rho, p.sigma, p.sigma_test, p.lambda);
   os << buf;
   std::snprintf(buf, sizeof buf, "converged (residual norm %.2e, %d iterations), regime %s\n",
-                s.residual_norm, s.iterations, lowrank::to_string(s.regime));
+                s.residual_norm, s.iterations, to_string(s.regime));
   os << buf << "\n          error       algo        mem     struct\n";
-  auto line = [&](const char* name, double err, const lowrank::Components& c) {
+  auto line = [&](const char* name, double err, const Components& c) {
     std::snprintf(buf, sizeof buf, "%-5s %10.6f %10.6f %10.6f %10.6f\n", name, err, c.algo, c.mem,
                   c.structural);
     os << buf;
@@ -101,7 +108,7 @@ std::vector<std::string> solution_columns() {
   return c;
 }
 
-std::vector<double> solution_row(const lowrank::Solution& s) {
+std::vector<double> solution_row(const Solution& s) {
   const bool ok = s.converged();
   const double nan = std::nan("");
   auto val = [&](double v) { return ok ? v : nan; };
@@ -112,10 +119,10 @@ std::vector<double> solution_row(const lowrank::Solution& s) {
                            val(d.idg.algo), val(d.idg.mem), val(d.idg.structural),
                            val(d.odg.algo), val(d.odg.mem), val(d.odg.structural)};
   for (const auto& [name, v] : order_fields(s.order))
-    r.push_back(s.method == lowrank::Method::Letey && ridgeless_only(name) ? nan : val(v));
+    r.push_back(s.method == Method::Letey && ridgeless_only(name) ? nan : val(v));
   r.push_back(val(s.z));
   r.push_back(val(s.e));
   return r;
 }
 
-}  // namespace icl::cli
+}  // namespace icl::theory

@@ -1,0 +1,25 @@
+// The one serializer of the theory's result types: JSON (the `icl solve --json` layout, also
+// Python's to_dict()), text (`icl solve`), and the TSV columns shared by sweeps and phase grids.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "theory/lowrank.hpp"
+#include "theory/params.hpp"
+
+namespace icl::theory {
+
+// {"alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma", "sigma_test", "lambda"
+//  [, "task_spectrum": [[eigenvalue, weight], ...]]}
+nlohmann::ordered_json to_json(const Params& p);
+nlohmann::ordered_json to_json(const Solution& s);
+std::string to_text(const Solution& s);
+
+// Columns after the parameters: converged, residual, iterations, tm, idg, odg, the nine
+// decomposition pieces, the order parameters, z, e. A failed point gets nan values.
+std::vector<std::string> solution_columns();
+std::vector<double> solution_row(const Solution& s);
+
+}  // namespace icl::theory
