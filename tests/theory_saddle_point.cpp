@@ -1,5 +1,5 @@
 // The full saddle point (Ceres + GSL quadrature over the Marchenko-Pastur measure) against the
-// scalar reduction with closed-form spectral functions (spec lowrank.md sections 4-5).
+// scalar reduction with closed-form spectral functions (docs/theory.md §4-§5).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -109,8 +109,8 @@ TEST_CASE("decomposition sums to the total error to rounding") {
   }
 }
 
-TEST_CASE("decomposition at the paper's decomposition-figure point (spec section 7, 3 digits)") {
-  // Spec lowrank.md section 7 lists, for alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3,
+TEST_CASE("decomposition at the paper's decomposition-figure point (3 digits)") {
+  // docs/theory.md §8.2 lists, for alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3,
   // lambda 0: TM = 0.266 + 0.148 + 0.136; IDG = 0.395 + 0.158 + 0.207; ODG = 0.472 + 0.147 +
   // 0.249 (algo + mem + struct), from an independent derivation.
   const Solution s = solve(Params{});
