@@ -79,6 +79,71 @@ TEST_CASE("bad input: exit 2 with a one-line message naming the flag") {
   }
 }
 
+TEST_CASE("bad physics flags, --dim and --threads: exit 2 with one line naming the flag") {
+  // Out-of-range values are refused by the flag parser (the shared flag groups of
+  // cli/common.hpp), before any work starts.
+  struct Case {
+    const char* args;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"solve --sigma-test -1", "--sigma-test"},
+      {"solve --alpha-test 0", "--alpha-test"},
+      {"solve --gamma -2", "--gamma"},
+      {"solve --tau inf", "--tau"},
+      {"sweep --vary alpha=1:2:3 --kappa 0", "--kappa"},
+      {"phase --x rho=0.1:1:3 --y kappa=0.5:2:3 --alpha -1", "--alpha"},
+      {"simulate --dim 8 --seeds 2 --rho 2", "--rho"},
+      {"simulate --dim 1 --seeds 2", "--dim"},
+      {"simulate --dim 2001 --seeds 2", "--dim"},
+      {"sweep --vary alpha=1:2:3 --simulate --dim 1", "--dim"},
+      {"sweep --vary alpha=1:2:3 --simulate --dim 2001", "--dim"},
+      {"softmax --dim 1", "--dim"},
+      {"simulate --dim 8 --seeds 2 --threads 1000", "--threads"},
+      {"simulate --dim 8 --seeds 2 --threads -1", "--threads"},
+      {"sweep --vary alpha=1:2:3 --simulate --threads 1000", "--threads"},
+      {"phase --x rho=0.1:1:3 --y kappa=0.5:2:3 --threads 1000", "--threads"},
+      {"figs --list --threads 0", "--threads"},
+      {"figs --list --threads 1000", "--threads"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const Run r = run_icl(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.needle) != std::string::npos);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("parameters valid one by one but not together: exit 2, 'invalid parameter <field>'") {
+  // icl::InvalidParams from the library reaches main() unchanged (one error path).
+  struct Case {
+    const char* args;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"solve --tau 0.5", "invalid parameter lambda: "},
+      {"solve --method reduced --gamma 0.5", "invalid parameter lambda: "},
+      {"solve --method letey --tau 1 --kappa 1", "invalid parameter tau: "},
+      {"solve --method letey --lambda 0.1", "invalid parameter lambda: "},
+      {"solve --task-spectrum 1:0.5,2:0.6", "invalid parameter task_spectrum: "},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const Run r = run_icl(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.rfind(std::string("icl: ") + c.needle, 0) == 0);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.out.empty());
+  }
+  // A malformed --task-spectrum names the flag.
+  const Run t = run_icl("solve --task-spectrum powerlaw:-1:3");
+  CHECK(t.code == 2);
+  CHECK(t.err.find("--task-spectrum") != std::string::npos);
+  CHECK(count_lines(t.err) == 1);
+}
+
 TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar") {
   const fs::path d = scratch();
   const std::string f = (d / "sweep.tsv").string();

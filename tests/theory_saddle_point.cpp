@@ -72,7 +72,7 @@ TEST_CASE("saddle point reached from the authors' all-ones start (damped iterati
   }
 }
 
-TEST_CASE("the reduced solution is a root of the full map; a perturbed point is not") {
+TEST_CASE("the reduced solution is a root of the full map and a perturbed point is not") {
   const Params p;
   const Solution r = solve(p, {.method = Method::Reduced});
   REQUIRE(r.converged());
