@@ -58,8 +58,9 @@ TEST_CASE("saddle point with quadrature matches the reduced closed form to 1e-9"
   }
 }
 
-TEST_CASE("saddle point reached from the authors' all-ones start (damped iteration + Ceres)") {
-  // The same fixed point from a start far from the reduced solution.
+TEST_CASE("saddle point reached from the authors' all-ones start") {
+  // The same fixed point from a start far from the reduced solution (Ceres from all ones; the
+  // damped iteration of docs/theory.md §4.4 is its fallback).
   for (const Params& p : grid()) {
     OrderParams ones;
     ones.q = ones.m = ones.chi = ones.qbar = ones.chibar = 1;
