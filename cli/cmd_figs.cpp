@@ -1,6 +1,7 @@
-// icl figs: the paper figures. For each figure, the data step (paper_figs/figures.cpp, in
+// icl figs: the paper figures. For each figure, the data step (paper_figs/figures*.cpp, in
 // process) writes DIR/<stem>.tsv + sidecars, then the plot step runs
 // /usr/bin/python3 paper_figs/plot_<name>.py DIR, which writes DIR/<name>.pdf and .png.
+// `--out DIR` is the one folder-valued --out of the program.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,10 +23,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 void print_list() {
-  std::printf("%-3s %-14s %-18s %-18s %s\n", "#", "name", "paper", "status", "description");
+  std::printf("%-3s %-14s %-18s %s\n", "#", "name", "paper", "description");
   for (const auto& f : pf::registry())
-    std::printf("%-3d %-14s %-18s %-18s %s\n", f.number, f.name.c_str(), f.paper.c_str(),
-                f.available() ? "available" : "not yet available", f.description.c_str());
+    std::printf("%-3d %-14s %-18s %s\n", f.number, f.name.c_str(), f.paper.c_str(),
+                f.description.c_str());
 }
 
 // Top-level "D" and "seeds" in each sidecar (from the simulation part of the meta, if any).
@@ -55,20 +56,18 @@ void register_figs(CLI::App& app) {
     std::vector<std::string> names;
     bool list = false, quick = false, no_plot = false, plot_only = false;
     std::string out = "figures";
-    int threads = 2;
-    std::uint64_t seed = 20251;
+    int threads = pf::Settings{}.threads;
+    std::uint64_t seed = pf::Settings{}.seed;
   };
   auto opt = std::make_shared<Options>();
   auto* figs = app.add_subcommand(
       "figs", "Paper figures: data (TSV + JSON sidecar) and plot (PDF + PNG) per figure");
   figs->add_option("names", opt->names, "figure names or numbers, or 'all' (see --list)");
-  figs->add_flag("--list", opt->list, "list the figures and whether they are available");
+  figs->add_flag("--list", opt->list, "list the figures (number, name, paper, description)");
   figs->add_flag("--quick", opt->quick, "small D, 2 seeds, coarse grids (CI; a few minutes for all)");
-  figs->add_option("--out", opt->out, "output folder")->capture_default_str();
-  figs->add_option("--threads", opt->threads, "worker threads (simulation seeds, phase grid)")
-      ->check(CLI::Range(1, 256))->capture_default_str();
-  figs->add_option("--seed", opt->seed, "base seed (every simulated point derives its own)")
-      ->capture_default_str();
+  add_out_dir_flag(*figs, opt->out, "the figures: per figure TSVs + sidecars, PDF and PNG");
+  add_threads_flag(*figs, opt->threads);
+  add_seed_flag(*figs, opt->seed);
   figs->add_flag("--no-plot", opt->no_plot, "data step only (TSV + sidecars)");
   figs->add_flag("--plot-only", opt->plot_only, "plot step only, from the TSVs already in --out");
   figs->callback([opt] {
@@ -83,13 +82,8 @@ void register_figs(CLI::App& app) {
     std::vector<const pf::Figure*> todo;
     for (const auto& n : opt->names) {
       if (n == "all") {
-        for (const auto& f : pf::registry()) {
-          if (f.available())
-            todo.push_back(&f);
-          else
-            std::fprintf(stderr, "[figs] %d %s: %s, skipped\n", f.number, f.name.c_str(),
-                         f.unavailable.c_str());
-        }
+        for (const auto& f : pf::registry())
+          if (std::find(todo.begin(), todo.end(), &f) == todo.end()) todo.push_back(&f);
         continue;
       }
       const pf::Figure* f = pf::find_figure(n);
@@ -97,11 +91,9 @@ void register_figs(CLI::App& app) {
         std::string names;
         for (const auto& g : pf::registry()) names += (names.empty() ? "" : ", ") + g.name;
         throw ExitError(kExitBadInput, "figs: unknown figure '" + n + "' (one of " + names +
-                                           ", a number 1-12, or all)");
+                                           ", a number 1-" +
+                                           std::to_string(pf::registry().size()) + ", or all)");
       }
-      if (!f->available())
-        throw ExitError(kExitBadInput, "figs: figure " + std::to_string(f->number) + " (" +
-                                           f->name + ") is " + f->unavailable);
       if (std::find(todo.begin(), todo.end(), f) == todo.end()) todo.push_back(f);
     }
     std::error_code ec;
@@ -121,7 +113,7 @@ void register_figs(CLI::App& app) {
       s.threads = opt->threads;
       s.seed = opt->seed;
       s.command = "icl figs " + f->name + (opt->quick ? " --quick" : "") +
-                  (opt->seed != 20251 ? " --seed " + std::to_string(opt->seed) : "");
+                  (opt->seed != pf::Settings{}.seed ? " --seed " + std::to_string(opt->seed) : "");
       s.progress = [name = f->name](const std::string& what, std::size_t d, std::size_t n) {
         progress(what.rfind(name, 0) == 0 ? what : name + ": " + what, d, n);
       };

@@ -44,7 +44,7 @@ ShardFile read_shard(const std::string& path) {
   if (!side) throw ExitError(kExitBadInput, "missing sidecar '" + path + ".json'");
   try {
     f.sidecar = nlohmann::json::parse(side);
-  } catch (const std::exception& e) {
+  } catch (const std::exception&) {
     throw ExitError(kExitBadInput, "'" + path + ".json' is not valid JSON");
   }
   return f;
@@ -67,7 +67,8 @@ void register_merge(CLI::App& app) {
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("merge", "Join the shards of icl sweep/phase --shard I/N into one TSV");
   cmd->add_option("inputs", opt->inputs, "shard TSV files (each with its .json sidecar)")->required();
-  cmd->add_option("--out", opt->out, "merged TSV (+ sidecar)")->required();
+  cmd->add_option("--out", opt->out, "merged TSV FILE and its sidecar FILE.json (written atomically)")
+      ->type_name("FILE")->required();
   cmd->callback([opt] {
     std::vector<ShardFile> shards;
     for (const auto& p : opt->inputs) shards.push_back(read_shard(p));

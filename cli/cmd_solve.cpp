@@ -1,14 +1,13 @@
-// icl solve: one theory solve, printing the three errors (and with --json everything).
-#include <cmath>
+// icl solve: one theory solve, printing the three errors (and with --json everything, in the
+// layout of theory::to_json). Bad parameters reach main() as icl::InvalidParams (exit 2).
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
-#include "theory/serialize.hpp"
-#include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/serialize.hpp"
 
 namespace icl::cli {
 
@@ -25,18 +24,12 @@ void register_solve(CLI::App& app) {
   cmd->add_option("--method", opt->method, "saddle (full saddle point, GSL quadrature) | "
                   "reduced (closed form) | letey (deterministic equivalent, ridgeless)")
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
-  cmd->add_flag("--json", opt->json, "print one JSON object");
-  cmd->add_option("--out", opt->out, "write the JSON to this file (atomically) instead of stdout");
+  add_json_flag(*cmd, opt->json);
+  add_out_flag(*cmd, opt->out, "the JSON");
   cmd->callback([opt] {
     const theory::Params p = opt->flags.resolve();
-    theory::SolveOptions so;
-    so.method = theory::method_from_string(opt->method);
-    theory::Solution s;
-    try {
-      s = theory::solve(p, so);
-    } catch (const InvalidParams& e) {
-      throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
-    }
+    const theory::Solution s =
+        theory::solve(p, {.method = theory::method_from_string(opt->method)});
     if (!s.converged()) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "%s solve did not converge: residual norm %.3g (%s)",

@@ -97,7 +97,12 @@ CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet) {
   return app.add_flag("--quiet", quiet, "no progress on stderr");
 }
 CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what) {
-  return app.add_option("--out", path, "write " + what + " to FILE (atomically) instead of stdout");
+  return app.add_option("--out", path, "write " + what + " to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+}
+CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what) {
+  return app.add_option("--out", dir, "folder for " + what + " (created when missing)")
+      ->type_name("DIR")->capture_default_str();
 }
 
 RangeSpec parse_range(const std::string& text, const std::string& flag) {
@@ -206,19 +211,19 @@ std::vector<numerics::Atom> parse_task_spectrum(const std::string& text, double 
   std::vector<std::string> parts;
   std::stringstream ss(text);
   for (std::string item; std::getline(ss, item, ':');) parts.push_back(item);
-  try {
-    if (!parts.empty() && parts[0] == "powerlaw") {
-      if (parts.size() != 3) throw bad("powerlaw needs EXP:LEVELS");
-      const double levels = number(parts[2]);
-      if (levels < 1 || levels > 1e6 || levels != std::floor(levels)) throw bad("LEVELS must be a whole number >= 1");
-      return theory::power_law_spectrum(number(parts[1]), static_cast<int>(levels));
-    }
-    if (!parts.empty() && parts[0] == "complement") {
-      if (parts.size() != 2) throw bad("complement needs EPS");
-      return theory::low_rank_plus_complement_spectrum(rho, number(parts[1]));
-    }
-  } catch (const InvalidParams& e) {
-    throw bad(e.what());
+  if (!parts.empty() && parts[0] == "powerlaw") {
+    if (parts.size() != 3) throw bad("powerlaw needs EXP:LEVELS");
+    const double exponent = number(parts[1]), levels = number(parts[2]);
+    if (exponent < 0) throw bad("EXP must be >= 0");
+    if (levels < 1 || levels > 1e6 || levels != std::floor(levels))
+      throw bad("LEVELS must be a whole number in [1, 1000000]");
+    return theory::power_law_spectrum(exponent, static_cast<int>(levels));
+  }
+  if (!parts.empty() && parts[0] == "complement") {
+    if (parts.size() != 2) throw bad("complement needs EPS");
+    const double epsilon = number(parts[1]);
+    if (epsilon < 0) throw bad("EPS must be >= 0");
+    return theory::low_rank_plus_complement_spectrum(rho, epsilon);  // rho: checked by --rho
   }
   std::vector<numerics::Atom> out;
   std::stringstream pairs(text);
@@ -238,11 +243,7 @@ theory::Params ParamFlags::resolve() const {
   if (gamma > 0) p.tau = gamma * p.kappa;
   if (alpha_test > 0) p.alpha_test = alpha_test;
   if (!task_spectrum.empty()) p.task_spectrum = parse_task_spectrum(task_spectrum, p.rho);
-  try {
-    p.validate();
-  } catch (const InvalidParams& e) {
-    throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
-  }
+  p.validate();  // InvalidParams(field, message) goes to main(): exit 2
   return p;
 }
 

@@ -11,12 +11,14 @@
 
 namespace icl::cli {
 
-// Exit codes (architecture.md): 0 ok, 2 bad input, 3 non-convergence / failed comparison.
+// Exit codes (README.md, "Command line"): 0 ok, 2 bad input, 3 non-convergence / failed
+// comparison; main() maps every exception to one of them.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitNotConverged = 3;
 
-// Thrown by commands to end the program with a message on stderr and an exit code.
+// Thrown by commands to end the program with a message on stderr and an exit code. (An
+// icl::InvalidParams from a library needs no wrapping: main() prints it and exits 2.)
 struct ExitError : std::runtime_error {
   ExitError(int code, const std::string& message) : std::runtime_error(message), code(code) {}
   int code;
@@ -30,7 +32,9 @@ struct ParamFlags {
   double alpha_test = -1;   // set when --alpha-test is given
   std::string task_spectrum;  // --task-spectrum (beyond the paper), see add_to()
   void add_to(CLI::App& app);
-  // The Params after the flags are parsed (gamma -> tau, alpha_test), validated.
+  // The Params after the flags are parsed (gamma -> tau, alpha_test, task spectrum),
+  // validated: an invalid combination throws icl::InvalidParams naming the field (main() turns
+  // it into exit 2), a malformed --task-spectrum an ExitError naming the flag.
   theory::Params resolve() const;
 };
 
@@ -47,8 +51,11 @@ CLI::Option* add_threads_flag(CLI::App& app, int& threads);       // --threads N
 CLI::Option* add_json_flag(CLI::App& app, bool& json);            // --json
 CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet);          // --quiet (no progress)
 // --out FILE: the command's result (`what`: "the JSON", "the TSV table (+ JSON sidecar)")
-// written atomically to FILE instead of stdout. (`icl figs --out DIR` is the one folder.)
+// written atomically to FILE instead of stdout. Every --out is a file except `icl figs`'s.
 CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what);
+// --out DIR: the one folder-valued --out (`icl figs`: one TSV + sidecar, PDF and PNG per
+// figure); created when missing.
+CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what);
 
 // START:STOP:COUNT, inclusive, COUNT in [1, 1000000]; the one range syntax of every command.
 struct RangeSpec {

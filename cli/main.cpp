@@ -1,11 +1,50 @@
-// `icl`: the command line of icl-theory. Subcommands register themselves (cli/commands.hpp).
+// `icl`: the command line of icl-theory. Subcommands register themselves (cli/commands.hpp);
+// every failure ends here, in one place, as one line on stderr and an exit code:
+//   CLI11 parse error (bad flag, out-of-range value)   -> 2
+//   ExitError(code, message)                           -> code
+//   icl::InvalidParams(field, message)                 -> 2, "invalid parameter <field>: <message>"
+//   icl::NumericalError                                -> 3
+//   anything else                                      -> 1
 #include <cstdio>
 #include <exception>
-#include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "numerics/error.hpp"
+
+namespace {
+
+// The one error path of the program: the exception in flight as (message, exit code).
+int report(CLI::App& app) {
+  using namespace icl::cli;
+  try {
+    throw;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "icl: %s (see icl --help)\n", e.what());
+    return kExitBadInput;
+  } catch (const ExitError& e) {
+    std::fprintf(stderr, "icl: %s\n", e.what());
+    return e.code;
+  } catch (const icl::InvalidParams& e) {
+    // e.what() is "<field>: <message>".
+    std::fprintf(stderr, "icl: invalid parameter %s\n", e.what());
+    return kExitBadInput;
+  } catch (const icl::NumericalError& e) {
+    std::fprintf(stderr, "icl: %s\n", e.what());
+    return kExitNotConverged;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "icl: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace icl::cli;
@@ -23,29 +62,9 @@ int main(int argc, char** argv) {
   register_figs(app);
   register_softmax(app);
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // One readable line; exit 2 for any malformed command line.
-    std::fprintf(stderr, "icl: %s (see icl --help)\n", e.what());
-    return kExitBadInput;
-  } catch (const ExitError& e) {
-    std::fprintf(stderr, "icl: %s\n", e.what());
-    return e.code;
-  } catch (const icl::InvalidParams& e) {
-    std::fprintf(stderr, "icl: invalid parameter %s\n", e.what());
-    return kExitBadInput;
-  } catch (const icl::NumericalError& e) {
-    std::fprintf(stderr, "icl: %s\n", e.what());
-    return kExitNotConverged;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "icl: error: %s\n", e.what());
-    return 1;
+    app.parse(argc, argv);  // runs the chosen subcommand's callback
+  } catch (...) {
+    return report(app);
   }
   return kExitOk;
 }

@@ -5,8 +5,8 @@
 // The plot step is paper_figs/plot_<name>.py run by Debian's /usr/bin/python3 (matplotlib),
 // reading those TSVs and writing DIR/<name>.pdf and DIR/<name>.png.
 //
-// Adding a figure = adding one entry to the table in figures.cpp (and its plot script).
-// Entries without a data step are listed as "not yet available".
+// Adding a figure = adding one entry to the table in figures.cpp (and its plot script); the
+// figures, numbered 1-12, are described in paper_figs/README.md.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -45,17 +45,16 @@ struct FigureData {
 using DataStep = std::function<FigureData(const Settings&)>;
 
 struct Figure {
-  int number = 0;            // figure number in issue 7
+  int number = 0;            // figure number (paper_figs/README.md)
   std::string name;          // DIR/<name>.pdf, plot_<name>.py
   std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics"
   std::string description;   // one line
-  DataStep data;             // empty: not yet available
-  std::string unavailable;   // why, when data is empty
-  bool available() const { return static_cast<bool>(data); }
+  DataStep data;             // every figure has one
+  std::string unavailable;   // unused; goes with the last parameter of add() in figures.cpp
   std::string script() const { return "plot_" + name + ".py"; }
 };
 
-// All figures in issue order (1..12).
+// All figures in number order (1..12).
 const std::vector<Figure>& registry();
 // By name or by number ("3"); nullptr when unknown.
 const Figure* find_figure(const std::string& name_or_number);

@@ -12,8 +12,10 @@
 
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
+#include "python/json_to_python.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/params.hpp"
+#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::python {
@@ -40,57 +42,9 @@ theory::SolveOptions solve_options(const std::string& method, const std::string&
   return o;
 }
 
-// The order parameters with their names, in the order of `icl solve --json`.
-std::vector<std::pair<const char*, double>> order_fields(const theory::OrderParams& o) {
-  return {{"q", o.q},       {"m", o.m},           {"chi", o.chi},       {"qbar", o.qbar},
-          {"chibar", o.chibar}, {"mbar", o.mbar}, {"m0", o.m0},         {"q0", o.q0},
-          {"qhat", o.qhat}, {"mhat", o.mhat},     {"chihat", o.chihat}, {"qbarhat", o.qbarhat},
-          {"chibarhat", o.chibarhat}};
-}
-
-// Letey/Lu is ridgeless: these are not defined for it (as in `icl solve --json`).
-bool ridgeless_only(const std::string& n) {
-  return n == "chi" || n == "chibar" || n == "qhat" || n == "mhat" || n == "chihat" ||
-         n == "qbarhat" || n == "chibarhat";
-}
-
-py::dict order_dict(const Solution& s) {
-  py::dict d;
-  for (const auto& [name, v] : order_fields(s.order)) {
-    if (s.method == theory::Method::Letey && ridgeless_only(name)) continue;
-    d[name] = v;
-  }
-  return d;
-}
-
-py::dict components_dict(const theory::Components& c) {
-  py::dict d;
-  d["algo"] = c.algo;
-  d["mem"] = c.mem;
-  d["struct"] = c.structural;
-  return d;
-}
-
-py::dict decomposition_dict(const theory::Decomposition& x) {
-  py::dict d;
-  d["tm"] = components_dict(x.tm);
-  d["idg"] = components_dict(x.idg);
-  d["odg"] = components_dict(x.odg);
-  return d;
-}
-
-py::dict error_dict(const theory::Errors& e) {
-  py::dict d;
-  d["tm"] = e.tm;
-  d["idg"] = e.idg;
-  d["odg"] = e.odg;
-  return d;
-}
-
-py::dict params_dict(const Params& p) {
-  py::dict d;
-  for (const auto& name : Params::names()) d[py::str(name)] = p.get(name);
-  return d;
+// One part of the `icl solve --json` layout (theory::to_json) as Python objects.
+py::object solution_part(const Solution& s, const char* key) {
+  return to_python(theory::to_json(s).at(key));
 }
 
 // The raw fields (alpha_test as stored, negative = alpha), in constructor order.
@@ -114,89 +68,27 @@ std::string params_repr(const Params& p) {
   return r + ")";
 }
 
-py::dict solution_dict(const Solution& s) {
-  py::dict d;
-  d["params"] = params_dict(s.params);
-  d["method"] = theory::to_string(s.method);
-  d["converged"] = s.converged();
-  d["status"] = numerics::to_string(s.status);
-  d["residual_norm"] = s.residual_norm;
-  d["iterations"] = s.iterations;
-  d["message"] = s.message;
-  d["order"] = order_dict(s);
-  d["error"] = error_dict(s.error);
-  d["decomposition"] = decomposition_dict(s.decomposition);
-  d["regime"] = theory::to_string(s.regime);
-  d["effective_ridge"] = -s.z;
-  d["z"] = s.z;
-  d["e"] = s.e;
-  d["nu"] = s.nu;
-  return d;
-}
-
-// Columns of a sweep / phase grid (as the TSV of `icl sweep`): value -> getter.
-struct Column {
-  const char* name;
-  double (*get)(const Solution&);
-};
-const std::vector<Column>& columns() {
-  static const std::vector<Column> c = {
-      {"tm", [](const Solution& s) { return s.error.tm; }},
-      {"idg", [](const Solution& s) { return s.error.idg; }},
-      {"odg", [](const Solution& s) { return s.error.odg; }},
-      {"tm_algo", [](const Solution& s) { return s.decomposition.tm.algo; }},
-      {"tm_mem", [](const Solution& s) { return s.decomposition.tm.mem; }},
-      {"tm_struct", [](const Solution& s) { return s.decomposition.tm.structural; }},
-      {"idg_algo", [](const Solution& s) { return s.decomposition.idg.algo; }},
-      {"idg_mem", [](const Solution& s) { return s.decomposition.idg.mem; }},
-      {"idg_struct", [](const Solution& s) { return s.decomposition.idg.structural; }},
-      {"odg_algo", [](const Solution& s) { return s.decomposition.odg.algo; }},
-      {"odg_mem", [](const Solution& s) { return s.decomposition.odg.mem; }},
-      {"odg_struct", [](const Solution& s) { return s.decomposition.odg.structural; }},
-      {"q", [](const Solution& s) { return s.order.q; }},
-      {"m", [](const Solution& s) { return s.order.m; }},
-      {"chi", [](const Solution& s) { return s.order.chi; }},
-      {"qbar", [](const Solution& s) { return s.order.qbar; }},
-      {"chibar", [](const Solution& s) { return s.order.chibar; }},
-      {"mbar", [](const Solution& s) { return s.order.mbar; }},
-      {"m0", [](const Solution& s) { return s.order.m0; }},
-      {"q0", [](const Solution& s) { return s.order.q0; }},
-      {"qhat", [](const Solution& s) { return s.order.qhat; }},
-      {"mhat", [](const Solution& s) { return s.order.mhat; }},
-      {"chihat", [](const Solution& s) { return s.order.chihat; }},
-      {"qbarhat", [](const Solution& s) { return s.order.qbarhat; }},
-      {"chibarhat", [](const Solution& s) { return s.order.chibarhat; }},
-      {"z", [](const Solution& s) { return s.z; }},
-      {"e", [](const Solution& s) { return s.e; }},
-  };
-  return c;
-}
-
-// Arrays of `shape` from the solutions (row-major), NaN where a point did not converge (and for
-// the quantities Letey/Lu does not define).
+// Arrays of `shape` from the solutions (row-major): the TSV columns of `icl sweep`
+// (theory::solution_columns/solution_row), NaN where a point did not converge and for the
+// quantities Letey/Lu does not define; converged as bool and iterations as int.
 py::dict solutions_to_arrays(const std::vector<Solution>& sols, std::vector<py::ssize_t> shape) {
+  const std::vector<std::string> names = theory::solution_columns();
+  std::vector<std::vector<double>> rows;
+  rows.reserve(sols.size());
+  for (const Solution& s : sols) rows.push_back(theory::solution_row(s));
   py::dict out;
-  const std::size_t n = sols.size();
-  const double nan = std::nan("");
-  py::array_t<bool> conv(shape);
-  py::array_t<double> resid(shape);
-  py::array_t<int> iters(shape);
-  for (std::size_t i = 0; i < n; ++i) {
-    conv.mutable_data()[i] = sols[i].converged();
-    resid.mutable_data()[i] = sols[i].residual_norm;
-    iters.mutable_data()[i] = sols[i].iterations;
-  }
-  out["converged"] = conv;
-  out["residual"] = resid;
-  out["iterations"] = iters;
-  for (const auto& c : columns()) {
-    py::array_t<double> a(shape);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Solution& s = sols[i];
-      const bool undefined = s.method == theory::Method::Letey && ridgeless_only(c.name);
-      a.mutable_data()[i] = (s.converged() && !undefined) ? c.get(s) : nan;
-    }
-    out[c.name] = a;
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    auto fill = [&](auto array) {
+      for (std::size_t i = 0; i < rows.size(); ++i)
+        array.mutable_data()[i] = static_cast<typename decltype(array)::value_type>(rows[i][c]);
+      return array;
+    };
+    if (names[c] == "converged")
+      out["converged"] = fill(py::array_t<bool>(shape));
+    else if (names[c] == "iterations")
+      out["iterations"] = fill(py::array_t<int>(shape));
+    else
+      out[py::str(names[c])] = fill(py::array_t<double>(shape));
   }
   return out;
 }
@@ -260,7 +152,8 @@ void bind_theory(py::module_& m) {
       .def("set", &Params::set, py::arg("name"), py::arg("value"),
            "Set by name; 'gamma' sets tau = gamma * kappa.")
       .def_static("names", &Params::names, "Names usable with get/set, sweep and phase_grid.")
-      .def("to_dict", &params_dict, "{name: value} for every name in names().")
+      .def("to_dict", [](const Params& p) { return to_python(theory::to_json(p)); },
+           "{name: value} for every name in names() (the `icl solve --json` params).")
       .def("copy", [](const Params& p) { return p; }, "A copy.")
       .def("__copy__", [](const Params& p) { return p; })
       .def("__deepcopy__", [](const Params& p, py::dict) { return p; }, py::arg("memo"))
@@ -296,20 +189,22 @@ void bind_theory(py::module_& m) {
       .def_readonly("residual_norm", &Solution::residual_norm, "|F(x*)|_2 recomputed at the result")
       .def_readonly("iterations", &Solution::iterations, "solver iterations")
       .def_readonly("message", &Solution::message, "solver report / reason for failure")
-      .def_property_readonly("order", &order_dict,
+      .def_property_readonly("order", [](const Solution& s) { return solution_part(s, "order"); },
                              "order parameters {q, m, chi, qbar, chibar, mbar, m0, q0, qhat, mhat,\n"
                              "chihat, qbarhat, chibarhat} (Letey: without chi/chibar/conjugates)")
-      .def_property_readonly("error", [](const Solution& s) { return error_dict(s.error); },
+      .def_property_readonly("error", [](const Solution& s) { return solution_part(s, "error"); },
                              "{tm, idg, odg} test errors")
       .def_property_readonly(
-          "decomposition", [](const Solution& s) { return decomposition_dict(s.decomposition); },
-          "{tm|idg|odg: {algo, mem, struct}}; the three pieces sum to the error (zeros for letey)")
+          "decomposition", [](const Solution& s) { return solution_part(s, "decomposition"); },
+          "{tm|idg|odg: {algo, mem, struct}}; the three pieces sum to the error (letey: from\n"
+          "the ridgeless limit of the reduced solution)")
       .def_property_readonly("regime", [](const Solution& s) { return theory::to_string(s.regime); },
                              "'task-rich' | 'task-poor' | 'boundary'")
       .def_readonly("z", &Solution::z, "spectral argument; -z is the effective ridge on S")
       .def_readonly("e", &Solution::e, "E_train / tau: weight of the memorization noise")
       .def_readonly("nu", &Solution::nu, "(1 + sigma^2) / alpha")
-      .def("to_dict", &solution_dict, "Everything as nested dicts (the `icl solve --json` layout).")
+      .def("to_dict", [](const Solution& s) { return to_python(theory::to_json(s)); },
+           "Everything as nested dicts (the `icl solve --json` layout).")
       .def("__repr__", [](const Solution& s) {
         char buf[256];
         std::snprintf(buf, sizeof buf,

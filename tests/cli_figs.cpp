@@ -33,22 +33,32 @@ bool has(const std::string& s, const std::string& what) { return s.find(what) !=
 
 }  // namespace
 
-TEST_CASE("icl figs --list: twelve figures, all available") {
+TEST_CASE("icl figs --list: twelve figures, numbered 1-12 in order") {
   const fs::path d = figs_scratch("list");
   const FigsRun r = run_figs("--list", d);
   REQUIRE(r.code == 0);
-  for (const char* name : {"decomposition", "order_params", "test_context", "implicit_reg", "phase",
-                           "spectrum", "softmax", "patch_loss", "patch_layers", "patch_steps",
-                           "patch_align", "thought_patch"})
-    CHECK(has(r.out, name));
-  int available = 0, later = 0;
+  const char* names[] = {"decomposition", "order_params", "test_context", "implicit_reg",
+                         "phase",         "spectrum",     "softmax",      "patch_loss",
+                         "patch_layers",  "patch_steps",  "patch_align",  "thought_patch"};
   std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    later += has(line, "not yet available");
-    available += has(line, " available ") && !has(line, "not yet available");
+  std::string line;
+  REQUIRE(std::getline(in, line));  // the header
+  CHECK(line.rfind("#", 0) == 0);
+  int n = 0;
+  for (; std::getline(in, line); ++n) {
+    REQUIRE(n < 12);
+    std::istringstream fields(line);
+    int number = 0;
+    std::string name, paper, description;
+    fields >> number >> name >> paper;
+    std::getline(fields, description);
+    CHECK(number == n + 1);
+    CHECK(name == names[n]);
+    CHECK(!paper.empty());
+    CHECK(description.find_first_not_of(' ') != std::string::npos);
+    CHECK(!has(line, "not yet available"));
   }
-  CHECK(available == 12);
-  CHECK(later == 0);
+  CHECK(n == 12);
 }
 
 TEST_CASE("icl figs: bad names are exit 2 with a message") {

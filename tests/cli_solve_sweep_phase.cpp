@@ -17,6 +17,27 @@ using icl_test::Run;
 using icl_test::scratch;
 using icl_test::slurp;
 
+namespace {
+
+// A command line that must fail as bad input: exit 2, one line on stderr containing `needle`,
+// nothing on stdout. Returns the run for further checks.
+Run expect_bad_input(const std::string& args, const std::string& needle) {
+  CAPTURE(args);
+  const Run r = run_icl(args);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(needle) != std::string::npos);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.out.empty());
+  return r;
+}
+
+struct BadInput {
+  const char* args;
+  const char* needle;
+};
+
+}  // namespace
+
 TEST_CASE("icl --help and --version") {
   const Run h = run_icl("--help");
   CHECK(h.code == 0);
@@ -53,11 +74,7 @@ TEST_CASE("icl solve prints the three errors and its JSON matches the library") 
 }
 
 TEST_CASE("bad input: exit 2 with a one-line message naming the flag") {
-  struct Case {
-    const char* args;
-    const char* needle;
-  };
-  const Case cases[] = {
+  const BadInput cases[] = {
       {"solve --rho 1.5", "--rho"},         {"solve --rho 0", "(0, 1]"},
       {"solve --sigma -1", "--sigma"},      {"solve --alpha nan", "--alpha"},
       {"solve --kappa abc", "--kappa"},     {"solve --lambda -0.1", "--lambda"},
@@ -69,14 +86,50 @@ TEST_CASE("bad input: exit 2 with a one-line message naming the flag") {
       {"phase --x rho=0.1:1:3 --y rho=0.1:1:3", "different"},
       {"solve --out /nonexistent/dir/x.json", "does not exist"},
   };
+  for (const auto& c : cases) expect_bad_input(c.args, c.needle);
+}
+
+TEST_CASE("bad physics flags, --dim and --threads: exit 2 with one line naming the flag") {
+  // Out-of-range values are refused by the flag parser (the shared flag groups of
+  // cli/common.hpp), before any work starts.
+  const BadInput cases[] = {
+      {"solve --sigma-test -1", "--sigma-test"},
+      {"solve --alpha-test 0", "--alpha-test"},
+      {"solve --gamma -2", "--gamma"},
+      {"solve --tau inf", "--tau"},
+      {"sweep --vary alpha=1:2:3 --kappa 0", "--kappa"},
+      {"phase --x rho=0.1:1:3 --y kappa=0.5:2:3 --alpha -1", "--alpha"},
+      {"simulate --dim 8 --seeds 2 --rho 2", "--rho"},
+      {"simulate --dim 1 --seeds 2", "--dim"},
+      {"simulate --dim 2001 --seeds 2", "--dim"},
+      {"sweep --vary alpha=1:2:3 --simulate --dim 1", "--dim"},
+      {"sweep --vary alpha=1:2:3 --simulate --dim 2001", "--dim"},
+      {"softmax --dim 1", "--dim"},
+      {"simulate --dim 8 --seeds 2 --threads 1000", "--threads"},
+      {"simulate --dim 8 --seeds 2 --threads -1", "--threads"},
+      {"sweep --vary alpha=1:2:3 --simulate --threads 1000", "--threads"},
+      {"phase --x rho=0.1:1:3 --y kappa=0.5:2:3 --threads 1000", "--threads"},
+      {"figs --list --threads 0", "--threads"},
+      {"figs --list --threads 1000", "--threads"},
+  };
+  for (const auto& c : cases) expect_bad_input(c.args, c.needle);
+}
+
+TEST_CASE("parameters valid one by one but not together: exit 2, 'invalid parameter <field>'") {
+  // icl::InvalidParams from the library reaches main() unchanged (one error path).
+  const BadInput cases[] = {
+      {"solve --tau 0.5", "invalid parameter lambda: "},
+      {"solve --method reduced --gamma 0.5", "invalid parameter lambda: "},
+      {"solve --method letey --tau 1 --kappa 1", "invalid parameter tau: "},
+      {"solve --method letey --lambda 0.1", "invalid parameter lambda: "},
+      {"solve --task-spectrum 1:0.5,2:0.6", "invalid parameter task_spectrum: "},
+  };
   for (const auto& c : cases) {
-    CAPTURE(c.args);
-    const Run r = run_icl(c.args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find(c.needle) != std::string::npos);
-    CHECK(count_lines(r.err) == 1);
-    CHECK(r.out.empty());
+    const Run r = expect_bad_input(c.args, c.needle);
+    CHECK(r.err.rfind(std::string("icl: ") + c.needle, 0) == 0);
   }
+  // A malformed --task-spectrum names the flag.
+  expect_bad_input("solve --task-spectrum powerlaw:-1:3", "--task-spectrum");
 }
 
 TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar") {

@@ -24,7 +24,7 @@ TEST_CASE("a warm-started sweep gives the same points as independent solves") {
   }
 }
 
-TEST_CASE("sweeps accept gamma and alpha_test; gamma keeps kappa and sets tau") {
+TEST_CASE("sweeps accept gamma (keeping kappa, setting tau) and alpha_test") {
   const auto gammas = linspace(1.0, 3.0, 5);
   const auto curve = sweep(Params{}, "gamma", gammas);
   for (std::size_t i = 0; i < gammas.size(); ++i) {

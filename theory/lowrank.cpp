@@ -1,4 +1,4 @@
-// Solvers of the low-rank replica theory (spec lowrank.md sections 4-9).
+// Solvers of the low-rank replica theory (docs/theory.md §4-§11).
 //
 // Notation: x = (q, m, chi, qbar, chibar, qh, mh, chih, qbarh, chibarh) are the ten unknowns of
 // the replica-symmetric saddle point; R_{k,j} = (1/D) tr S^k (S - z)^{-j} and
@@ -46,7 +46,7 @@ const char* to_string(Regime r) {
 
 Regime regime(const Params& p) {
   p.validate();
-  // rank S inside span(A) is min(r, M0): full when rho < kappa (section 9).
+  // rank S inside span(A) is min(r, M0): full when rho < kappa (docs/theory.md §10.1).
   const double rank = p.structural_rank();  // rho for the paper's low-rank tasks
   const double tol = 1e-12 * std::max(rank, p.kappa);
   if (std::abs(rank - p.kappa) <= tol) return Regime::Boundary;
@@ -87,8 +87,8 @@ SpectralInputs inputs_from(const SpectralValues& v) {
           2 * R(3, 3), 2 * R(2, 3), 2 * R(1, 3), 2 * R(0, 3), R(2, 2), R(1, 2), R(0, 2)};
 }
 
-// Residual F(x) = x - Phi(x) of the section-4 map, written once for doubles and for Jets (the
-// Jacobian is exact: the spectral values enter as Jets carrying dR/dz * dz/dx).
+// Residual F(x) = x - Phi(x) of the map Phi (docs/theory.md §4.2-§4.3), written once for doubles
+// and for Jets (the Jacobian is exact: the spectral values enter as Jets carrying dR/dz * dz/dx).
 template <typename T>
 void saddle_residual(const Params& p, const T* x, const T spec[7], T* F) {
   const double K = p.tau / p.kappa;
@@ -117,10 +117,11 @@ void saddle_residual(const Params& p, const T* x, const T spec[7], T* F) {
 double z_of(const Params& p, double qh, double qbarh) { return -(p.lambda + qbarh) / qh; }
 
 // Observables (errors, decomposition, m0, q0, mbar) from the order parameters and the spectral
-// values at z (sections 2 and 7). Gamma's second moments carry the coefficients
-//   A = mh^2/qh^2 (algorithmic part), B = chih/(kappa qh^2) (memorization), C = chibarh/(kappa qh^2)
-// (structural); the decomposition splits q (TM), q0 (IDG), qbar (ODG) and the test-context term
-// v qbar into these three pieces. o.q, o.m, o.qbar must be set; the errors use them.
+// values at z (docs/theory.md §7, §8). Gamma's second moments carry the coefficients
+//   A = mh^2/qh^2 (algorithmic part), B = chih/(kappa qh^2) (memorization),
+//   C = chibarh/(kappa qh^2) (structural);
+// the decomposition splits q (TM), q0 (IDG), qbar (ODG) and the test-context term v qbar into
+// these three pieces. o.q, o.m, o.qbar must be set; the errors use them.
 struct Coefficients {
   double A, B, C, ratio;  // ratio = mh/qh
 };
@@ -150,7 +151,7 @@ void fill_observables(const Params& p, const SpectralValues& v, const Coefficien
   s.decomposition.tm = protocol(o.m, k.A * R(3, 2), k.B * R(2, 2), k.C * R(1, 2));
   s.decomposition.idg = protocol(o.m0, k.A * Tm(2, 2), k.B * Tm(1, 2), k.C * Tm(0, 2));
   s.decomposition.odg = protocol(o.mbar, k.A * R(2, 2), k.B * R(1, 2), k.C * R(0, 2));
-  // Errors from the order parameters themselves (section 2).
+  // Errors from the order parameters themselves (docs/theory.md §7).
   s.error.tm = st2 + 1.0 - 2.0 * o.m + o.q + vt * o.qbar;
   s.error.idg = st2 + 1.0 - 2.0 * o.m0 + o.q0 + vt * o.qbar;
   s.error.odg = st2 + 1.0 - 2.0 * o.mbar + o.qbar + vt * o.qbar;
@@ -160,7 +161,7 @@ void fill_observables(const Params& p, const SpectralValues& v, const Coefficien
   s.regime = regime(p);
 }
 
-// Section 5: the scalar reduction. xi = lambda / qh solves
+// The scalar reduction (docs/theory.md §5.1). xi = lambda / qh solves
 //   Phi(xi) = tau - 1 + xi g(-xi - nu) - kappa lambda / xi = 0,
 // increasing in xi (from -inf to tau), so the root is unique; lambda = 0, tau > 1 gives xi = 0.
 double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method) {
@@ -181,8 +182,8 @@ double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method
   return numerics::bracketed_root(phi, guess / 2, guess * 2, opt).x;
 }
 
-// The reduced solution at xi = lambda/qh (section 5): with mh = qh the spectral argument is
-// z = -xi - nu and Gamma's coefficients are A = 1, B = e, C = e nu with
+// The reduced solution at xi = lambda/qh (docs/theory.md §5.1): with mh = qh the spectral
+// argument is z = -xi - nu and Gamma's coefficients are A = 1, B = e, C = e nu with
 //   e = (s2 - 2m + a + nu b) / (tau - B),  B = b + 2 nu c_ + nu^2 g'.
 // Everything here is finite also in the ridgeless limit lambda -> 0+ at fixed xi (tau < 1),
 // where qh = lambda/xi -> 0; the conjugates are filled by the caller when qh > 0.
@@ -222,10 +223,10 @@ Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMet
   return s;
 }
 
-// Section 4 as a residual system for Ceres with the exact Jacobian. Residual i is
-// (x_i - Phi_i(x)) / scale_i: with scale_i = max(1, |x_i|) at the start, the tolerance on
-// |F| is relative for order parameters that are large (chi ~ 1/qh diverges as lambda -> 0+
-// below tau = 1) and absolute for the others.
+// The saddle point as a residual system for Ceres with the exact Jacobian (docs/theory.md
+// §4.3-§4.4). Residual i is (x_i - Phi_i(x)) / scale_i: with scale_i = max(1, |x_i|) at the
+// start, the tolerance on |F| is relative for order parameters that are large (chi ~ 1/qh
+// diverges as lambda -> 0+ below tau = 1) and absolute for the others.
 Eigen::VectorXd residual_scale(const Eigen::VectorXd& x) {
   return x.cwiseAbs().cwiseMax(1.0);
 }
@@ -275,8 +276,8 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
   return sys;
 }
 
-// The authors' damped iteration of the section-4 map (fallback start when Ceres fails from
-// the reduced solution, and an independent route to the same fixed point).
+// The authors' damped iteration of the map Phi (docs/theory.md §4.4): the fallback start when
+// Ceres fails from the reduced solution, and an independent route to the same fixed point.
 numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& model,
                                        MomentMethod method, const Eigen::VectorXd& x0) {
   // Unscaled: the map x -> Phi(x) = x - F(x).
@@ -359,8 +360,8 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   return s;
 }
 
-// Section 6: Letey/Lu deterministic equivalent, ridgeless. Written from the spec's formulas with
-// the population spectrum of the train covariance C_tr = (1/rho) P_A, independently of the
+// Letey/Lu deterministic equivalent, ridgeless (docs/theory.md §11.1). Written from its formulas
+// with the population spectrum of the train covariance C_tr = (1/rho) P_A, independently of the
 // replica code above (only g(-nu) and g'(-nu) of S are shared).
 Solution solve_letey(const Params& p) {
   p.validate();
@@ -413,9 +414,9 @@ Solution solve_letey(const Params& p) {
   s.error.idg = error(true);
   s.error.odg = error(false);
   // TM (and the order parameters and decomposition) are not part of the Letey/Lu formula. They
-  // come from the ridgeless limit of the reduced replica solution at the same xi (section 5 with
-  // xi = lambda/qh fixed as lambda -> 0+; derived here, and checked in the tests against replica
-  // solutions at small lambda). Conjugates vanish in that limit (qh -> 0 when tau < 1) and the
+  // come from the ridgeless limit of the reduced replica solution at the same xi (docs/theory.md
+  // §11.3: xi = lambda/qh fixed as lambda -> 0+; checked in the tests against replica solutions
+  // at small lambda). Conjugates vanish in that limit (qh -> 0 when tau < 1) and the
   // responses chi, chibar diverge; they are left at 0 and not reported by the CLI for Letey.
   Params ridgeless = p;
   ridgeless.lambda = 0;

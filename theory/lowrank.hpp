@@ -1,6 +1,6 @@
-// The replica theory of linear attention trained on low-rank regression tasks
-// (spec lowrank.md sections 2-9): saddle point, reduced closed forms, the Letey/Lu deterministic
-// equivalent, errors, decomposition, phases.
+// The replica theory of linear attention trained on low-rank regression tasks: the saddle point
+// (docs/theory.md §4), the scalar reduction with closed forms (§5), the Letey/Lu deterministic
+// equivalent (§11), test errors (§7), their decomposition (§8), phases (§10).
 #pragma once
 #include <optional>
 #include <string>
@@ -16,8 +16,8 @@ namespace icl::theory {
 
 enum class Method {
   Saddle,   // full 10-unknown replica saddle point, Ceres + GSL quadrature (default)
-  Reduced,  // the scalar reduction of section 5 (closed-form spectral functions)
-  Letey     // Letey/Lu deterministic equivalent (section 6), ridgeless lambda -> 0+
+  Reduced,  // the scalar reduction of docs/theory.md §5 (closed-form spectral functions)
+  Letey     // Letey/Lu deterministic equivalent (docs/theory.md §11), ridgeless lambda -> 0+
 };
 const char* to_string(Method m);
 Method method_from_string(const std::string& s);  // "saddle" | "reduced" | "letey"
@@ -25,7 +25,7 @@ Method method_from_string(const std::string& s);  // "saddle" | "reduced" | "let
 enum class Regime { TaskRich, TaskPoor, Boundary };  // rho < kappa, rho > kappa, rho == kappa
 const char* to_string(Regime r);                     // "task-rich" | "task-poor" | "boundary"
 
-// Order parameters (section 2, 4) and conjugates.
+// Order parameters (docs/theory.md §3) and the conjugates of the saddle point (§4.1).
 struct OrderParams {
   double q = 0, m = 0, chi = 0, qbar = 0, chibar = 0;  // training-task overlaps, responses
   double mbar = 0, m0 = 0, q0 = 0;                     // trace and in-subspace overlaps
@@ -36,7 +36,7 @@ struct Errors {
   double tm = 0, idg = 0, odg = 0;
 };
 
-// algo + mem + structural = total (section 7).
+// algo + mem + structural = total (docs/theory.md §8).
 struct Components {
   double algo = 0, mem = 0, structural = 0;
   double total() const { return algo + mem + structural; }
@@ -55,7 +55,8 @@ struct Solution {
   std::string message;
   OrderParams order;
   Errors error;
-  Decomposition decomposition;  // empty (zeros) for Method::Letey
+  // Letey: filled from the ridgeless limit of the reduced solution, as TM (docs/theory.md §11.3).
+  Decomposition decomposition;
   double z = 0;   // spectral argument; -z = lambda/qhat + nu is the effective ridge on S
   double e = 0;   // E_train / tau = chihat / (kappa qhat^2): weight of the memorization noise
   double nu = 0;  // (1 + sigma^2) / alpha
@@ -82,7 +83,7 @@ OrderParams order_from_vector(const Eigen::VectorXd& x);
 // message, not an exception.
 Solution solve(const Params& p, const SolveOptions& options = {});
 
-// Phase structure (section 9).
+// Phase structure (docs/theory.md §10).
 Regime regime(const Params& p);
 double critical_rho(const Params& p);  // rho_c = kappa; inside (0, 1] only when kappa <= 1
 bool has_transition(const Params& p);   // kappa < 1: the boundary rho = kappa is reachable

@@ -1,7 +1,7 @@
 #include "theory/params.hpp"
 
 #include <cmath>
-#include <sstream>
+#include <cstdio>
 
 #include "numerics/error.hpp"
 
@@ -12,11 +12,11 @@ void require_finite(const char* field, double v) {
   if (!std::isfinite(v)) throw InvalidParams(field, "must be a finite number");
 }
 
+// Numbers in messages: 6 significant digits.
 std::string fmt(double v) {
-  std::ostringstream os;
-  os.precision(17);
-  os << v;
-  return os.str();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
 
 }  // namespace
@@ -53,10 +53,12 @@ void Params::validate() const {
       mean += a.mass * a.position;
     }
     if (std::abs(total - 1) > 1e-9)
-      throw InvalidParams("task_spectrum", "weights must sum to 1 (got " + fmt(total) + ")");
+      throw InvalidParams("task_spectrum", "weights must sum to 1 (got " + fmt(total) +
+                                               ", off by " + fmt(total - 1) + ")");
     if (std::abs(mean - 1) > 1e-9)
       throw InvalidParams("task_spectrum",
-                          "mean eigenvalue must be 1 so that |w|^2/D = 1 (got " + fmt(mean) + ")");
+                          "mean eigenvalue must be 1 so that |w|^2/D = 1 (got " + fmt(mean) +
+                              ", off by " + fmt(mean - 1) + ")");
   }
 }
 

@@ -1,4 +1,4 @@
-// Parameters of the low-rank ICL problem (spec lowrank.md section 1) and their validation.
+// Parameters of the low-rank ICL problem (docs/theory.md §1.2) and their validation (§1.6).
 #pragma once
 #include <string>
 #include <vector>
@@ -26,7 +26,8 @@ struct Params {
 
   double gamma() const { return tau / kappa; }
   double effective_alpha_test() const { return alpha_test < 0 ? alpha : alpha_test; }
-  // nu = (1 + sigma^2) / alpha: the ridge that the finite context induces (section 8).
+  // nu = (1 + sigma^2) / alpha: the ridge that the finite context induces (docs/theory.md §1.3,
+  // §9).
   double nu() const { return (1.0 + sigma * sigma) / alpha; }
   // The population task spectrum in use (task_spectrum, or the low-rank one from rho).
   std::vector<numerics::Atom> population_spectrum() const;

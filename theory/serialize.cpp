@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "numerics/status.hpp"
 
 namespace icl::theory {
 namespace {
@@ -53,8 +54,10 @@ nlohmann::ordered_json to_json(const Solution& s) {
   return {{"params", to_json(s.params)},
           {"method", to_string(s.method)},
           {"converged", s.converged()},
+          {"status", numerics::to_string(s.status)},
           {"residual_norm", s.residual_norm},
           {"iterations", s.iterations},
+          {"message", s.message},
           {"order", order},
           {"error", {{"tm", s.error.tm}, {"idg", s.error.idg}, {"odg", s.error.odg}}},
           {"decomposition",

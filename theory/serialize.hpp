@@ -14,6 +14,11 @@ namespace icl::theory {
 // {"alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma", "sigma_test", "lambda"
 //  [, "task_spectrum": [[eigenvalue, weight], ...]]}
 nlohmann::ordered_json to_json(const Params& p);
+// {"params", "method", "converged", "status", "residual_norm", "iterations", "message",
+//  "order": {q, m, chi, qbar, chibar, mbar, m0, q0, qhat, mhat, chihat, qbarhat, chibarhat}
+//  (letey: without chi, chibar and the conjugates), "error": {tm, idg, odg},
+//  "decomposition": {tm|idg|odg: {algo, mem, struct}}, "regime", "effective_ridge", "z", "e",
+//  "nu"}
 nlohmann::ordered_json to_json(const Solution& s);
 std::string to_text(const Solution& s);
 

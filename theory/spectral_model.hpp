@@ -4,17 +4,17 @@
 //   T_{k,j}(z) = (1/D) tr Sigma S^k (S - z)^{-j}    (IDG: fresh tasks w ~ N(0, Sigma))
 // For the paper's low-rank tasks Sigma = (1/rho) P_A, S lives in span(A), and
 // T_{k,j} = (1/r) tr_A S_A^k (S_A - z)^{-j}: moments of the in-subspace Marchenko-Pastur law
-// MP(ratio rho/kappa, scale 1/rho) (spec lowrank.md section 3).
+// MP(ratio rho/kappa, scale 1/rho) (docs/theory.md §6.1, §6.3).
 //
-// General task covariance (beyond the paper): S follows the generalized MP law with ratio
-// c = D/M0 = 1/kappa and the population spectrum of Sigma, and T comes from the deterministic
-// equivalent of the resolvent of a sample covariance, (S - z)^{-1} ~ (beta(z) Sigma - z)^{-1}
-// with beta(z) = 1 - c - c z m(z) (m the Stieltjes transform of S; this is the Silverstein
-// equation read as a matrix identity):
+// General task covariance (beyond the paper, docs/theory.md §12): S follows the generalized MP
+// law with ratio c = D/M0 = 1/kappa and the population spectrum of Sigma, and T comes from the
+// deterministic equivalent of the resolvent of a sample covariance,
+// (S - z)^{-1} ~ (beta(z) Sigma - z)^{-1} with beta(z) = 1 - c - c z m(z) (m the Stieltjes
+// transform of S; this is the Silverstein equation read as a matrix identity):
 //   h(z) = T_{0,1} = sum_k w_k t_k / (beta t_k - z),  T_{0,j+1} = h^{(j)}(z) / j!,
 //   T_{k,j} = T_{k-1,j-1} + z T_{k-1,j}  (S^k = S^{k-1}(S - z) + z S^{k-1}).
-// [D] For Sigma = (1/rho) P_A this reduces exactly to the in-subspace MP moments (checked in
-// the tests); for other spectra the comparison is with the simulator and with the Letey/Lu
+// [derived] For Sigma = (1/rho) P_A this reduces exactly to the in-subspace MP moments
+// (checked in the tests); for other spectra the comparison is with the simulator and with the Letey/Lu
 // theory (which takes arbitrary covariances).
 #pragma once
 #include <memory>

@@ -31,7 +31,7 @@ void validate_point(const Params& p, Method method, const std::string& where) {
 
 std::string describe(const std::string& name, double v) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s = %.17g", name.c_str(), v);
+  std::snprintf(buf, sizeof buf, "%s = %.6g", name.c_str(), v);
   return buf;
 }
 

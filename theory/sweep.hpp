@@ -1,5 +1,6 @@
 // Sweeps along one parameter (warm starts and continuation) and two-parameter phase grids.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 

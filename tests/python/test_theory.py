@@ -95,8 +95,14 @@ class SolveTest(unittest.TestCase):
         self.assertEqual(set(s.order), {"q", "m", "chi", "qbar", "chibar", "mbar", "m0", "q0",
                                         "qhat", "mhat", "chihat", "qbarhat", "chibarhat"})
         self.assertAlmostEqual(s.nu, self.p.nu, places=15)
-        d = s.to_dict()
+        d = s.to_dict()  # the `icl solve --json` layout (theory::to_json)
         self.assertEqual(d["error"], s.error)
+        self.assertEqual(d["order"], s.order)
+        self.assertEqual(d["decomposition"], s.decomposition)
+        self.assertEqual((d["status"], d["message"], d["iterations"]),
+                         (s.status, s.message, s.iterations))
+        self.assertEqual(d["params"], self.p.to_dict())
+        self.assertEqual(list(self.p.to_dict()), icl.Params.names())
         self.assertEqual(d["effective_ridge"], -s.z)
         self.assertIn("converged", repr(s))
 
