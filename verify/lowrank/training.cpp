@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 #include <Eigen/Cholesky>
@@ -164,9 +165,11 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& o) {
   res.seconds = seconds_since(t0);
   if (!(res.residual_norm <= o.tolerance)) {
     res.status = numerics::Status::NotConverged;
-    res.message = "CG stopped at relative residual " + std::to_string(res.residual_norm) +
-                  " > tolerance " + std::to_string(o.tolerance) + " after " +
-                  std::to_string(it) + " iterations";
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "CG stopped at relative residual %.3g > tolerance %.3g after %d iterations",
+                  res.residual_norm, o.tolerance, it);
+    res.message = buf;
   }
   return res;
 }

@@ -47,7 +47,7 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& options = {}
 // Dense solve (D <= 40); status NumericalFailure when the factorization fails.
 RidgeFit train_direct(const Dataset& d, double lambda, bool min_norm = false);
 // The normal operator (1/N)[X^T diag(rowdot(X G, Sm)) Sm] + (lambda M0/N) G and right side.
-// packed: the AVX2/FMA kernel of normal_kernel.hpp (used by the solvers); else Eigen products.
+// packed: the AVX2/FMA kernel of detail/normal_kernel.hpp (used by the solvers); else Eigen products.
 MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda,
                                bool packed = false);
 MatrixXd normal_rhs(const Dataset& d);

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "verify/lowrank/data.hpp"
-#include "verify/lowrank/normal_kernel.hpp"
+#include "verify/lowrank/detail/normal_kernel.hpp"
 
 namespace icl::verify::lowrank::detail {
 
@@ -18,7 +18,7 @@ class NormalOperator {
  private:
   const Dataset& d_;
   double ridge_;
-  std::optional<PackedNormalOperator> packed_;  // the fast kernel (normal_kernel.hpp)
+  std::optional<PackedNormalOperator> packed_;  // the fast kernel (detail/normal_kernel.hpp)
   MatrixXd XG_;                                 // N x D work space of the Eigen path
 };
 
