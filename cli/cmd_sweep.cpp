@@ -1,6 +1,4 @@
 // icl sweep / icl phase: theory along one parameter (continuation) or on a 2-D grid, as TSV.
-#include <algorithm>
-#include <cmath>
 #include <memory>
 
 #include "cli/commands.hpp"
@@ -8,63 +6,15 @@
 #include "theory/serialize.hpp"
 #include "numerics/error.hpp"
 #include "theory/sweep.hpp"
+#include "verify/lowrank/serialize.hpp"
 #include "verify/lowrank/simulator.hpp"
 
 namespace icl::cli {
 namespace {
 
-// NAME=START:STOP:COUNT, NAME one of Params::names() (dashes accepted for underscores).
-struct GridSpec {
-  std::string name;
-  double start = 0, stop = 0;
-  int count = 0;
-};
-
-GridSpec parse_grid(const std::string& text, const std::string& flag) {
-  GridSpec g;
-  const auto eq = text.find('=');
-  auto bad = [&](const std::string& why) {
-    return ExitError(kExitBadInput, flag + " " + text + ": " + why +
-                                        " (expected NAME=START:STOP:COUNT, e.g. alpha=0.5:8:40)");
-  };
-  if (eq == std::string::npos) throw bad("missing '='");
-  g.name = text.substr(0, eq);
-  std::replace(g.name.begin(), g.name.end(), '-', '_');
-  const auto& names = theory::Params::names();
-  if (std::find(names.begin(), names.end(), g.name) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw bad("unknown parameter '" + g.name + "' (one of " + list + ")");
-  }
-  const std::string rest = text.substr(eq + 1);
-  const auto c1 = rest.find(':'), c2 = rest.find(':', c1 == std::string::npos ? 0 : c1 + 1);
-  if (c1 == std::string::npos || c2 == std::string::npos) throw bad("need START:STOP:COUNT");
-  try {
-    std::size_t pos = 0;
-    const std::string a = rest.substr(0, c1), b = rest.substr(c1 + 1, c2 - c1 - 1),
-                      c = rest.substr(c2 + 1);
-    g.start = std::stod(a, &pos);
-    if (pos != a.size()) throw std::invalid_argument(a);
-    g.stop = std::stod(b, &pos);
-    if (pos != b.size()) throw std::invalid_argument(b);
-    const long n = std::stol(c, &pos);
-    if (pos != c.size()) throw std::invalid_argument(c);
-    if (n < 1 || n > 1000000) throw bad("COUNT must be in [1, 1000000]");
-    g.count = static_cast<int>(n);
-  } catch (const ExitError&) {
-    throw;
-  } catch (const std::exception&) {
-    throw bad("not numbers");
-  }
-  if (!std::isfinite(g.start) || !std::isfinite(g.stop)) throw bad("START and STOP must be finite");
-  return g;
-}
-
-std::vector<double> grid_values(const GridSpec& g, bool log, const std::string& flag) {
-  if (log && !(g.start > 0 && g.stop > 0))
-    throw ExitError(kExitBadInput, flag + ": a log grid needs START, STOP > 0");
-  return log ? theory::logspace(g.start, g.stop, g.count)
-             : theory::linspace(g.start, g.stop, g.count);
+nlohmann::json range_meta(const NamedRange& g, bool log) {
+  return {{"name", g.name}, {"start", g.range.start}, {"stop", g.range.stop},
+          {"count", g.range.count}, {"log", log}};
 }
 
 nlohmann::json base_meta(const theory::Params& p, const std::string& method) {
@@ -102,54 +52,19 @@ Shard parse_shard(const std::string& text) {
   return s;
 }
 
-// Simulation next to the theory (--simulate): mean and standard error over seeds of the three
-// errors and six order parameters, seeds derived from (base seed, global point index).
-const char* const kSimQuantities[] = {"error.tm", "error.idg", "error.odg", "order.m",
-                                      "order.q",  "order.mbar", "order.qbar", "order.m0",
-                                      "order.q0"};
-
-std::vector<std::string> simulation_columns() {
-  std::vector<std::string> c;
-  for (const char* q : kSimQuantities) {
-    std::string name = std::string("sim_") + (std::string(q).substr(std::string(q).find('.') + 1));
-    c.push_back(name);
-    c.push_back(name + "_sem");
-  }
-  return c;
-}
-
+// Simulation next to the theory (--simulate): mean and standard error over seeds of the compared
+// quantities (verify/lowrank/compare.hpp), seeds derived from (--seed, global point index).
 struct SimFlags {
   bool enabled = false;
-  int dim = 40, seeds = 5, threads = 2;
-  std::uint64_t seed = 20251;
+  verify::lowrank::SimOptions options{.dim = 40};
   void add_to(CLI::App& app) {
     app.add_flag("--simulate", enabled, "also simulate each point (finite D, mean and s.e.)");
-    app.add_option("--dim", dim, "simulation dimension D")->check(CLI::Range(2, 2000))->capture_default_str();
-    app.add_option("--seeds", seeds, "simulation seeds per point")->check(CLI::Range(1, 100000))->capture_default_str();
-    app.add_option("--seed", seed, "base seed (point i uses seeds derived from (seed, i))")->capture_default_str();
+    add_dim_flag(app, options.dim, "simulation dimension D");
+    add_seeds_flag(app, options.seeds);
+    add_seed_flag(app, options.base_seed);
+    add_threads_flag(app, options.threads);
   }
 };
-
-std::vector<double> simulate_point(const theory::Params& p, const SimFlags& f, std::size_t index,
-                                   int threads) {
-  verify::lowrank::SimOptions o;
-  o.dim = f.dim;
-  o.seeds = f.seeds;
-  o.threads = threads;
-  o.base_seed = numerics::derive_seed(f.seed, index);
-  std::vector<double> row;
-  try {
-    const verify::lowrank::Estimate e = verify::lowrank::LowRankSimulator(p, o).run();
-    for (const char* q : kSimQuantities) {
-      const verify::lowrank::Stat st = e.get(q);
-      row.push_back(st.mean);
-      row.push_back(st.sem);
-    }
-  } catch (const InvalidParams& e) {
-    throw ExitError(kExitBadInput, std::string("cannot simulate: ") + e.what());
-  }
-  return row;
-}
 
 }  // namespace
 
@@ -159,7 +74,7 @@ void register_sweep(CLI::App& app) {
     SimFlags sim;
     std::string vary, x, y, method = "saddle", out, shard;
     bool log = false, log_x = false, log_y = false, quiet = false;
-    int threads = 0;
+    int threads = 0;  // phase: 0 = all cores
   };
   auto opt = std::make_shared<Options>();
   auto* sweep = app.add_subcommand("sweep", "Theory along one parameter (warm-started continuation), TSV");
@@ -168,16 +83,14 @@ void register_sweep(CLI::App& app) {
   sweep->add_flag("--log", opt->log, "geometric grid");
   sweep->add_option("--method", opt->method, "saddle | reduced | letey")
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
-  sweep->add_option("--out", opt->out, "TSV file (+ JSON sidecar F.tsv.json); default stdout");
-  sweep->add_flag("--quiet", opt->quiet, "no progress on stderr");
+  add_out_flag(*sweep, opt->out, "the TSV table (+ JSON sidecar FILE.json)");
+  add_quiet_flag(*sweep, opt->quiet);
   sweep->add_option("--shard", opt->shard, "I/N: compute only points i with i % N == I (merge with icl merge)");
-  sweep->add_option("--threads", opt->sim.threads, "threads for the simulation seeds (results do not depend on it)")
-      ->check(CLI::Range(1, 256))->capture_default_str();
   opt->sim.add_to(*sweep);
   sweep->callback([opt] {
     const theory::Params p = opt->flags.resolve();
-    const GridSpec g = parse_grid(opt->vary, "--vary");
-    const auto all_values = grid_values(g, opt->log, "--vary");
+    const NamedRange g = parse_named_range(opt->vary, "--vary");
+    const auto all_values = range_values(g.range, opt->log, "--vary");
     const Shard shard = parse_shard(opt->shard);
     std::vector<double> values;
     std::vector<std::size_t> index;
@@ -191,39 +104,46 @@ void register_sweep(CLI::App& app) {
     const std::string what = "sweep " + g.name;
     if (!opt->quiet && !opt->sim.enabled)
       so.on_progress = [&](std::size_t d, std::size_t n) { progress(what, d, n); };
-    std::vector<theory::Solution> sols;
-    try {
-      sols = theory::sweep(p, g.name, values, so);
-    } catch (const InvalidParams& e) {
-      throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
-    }
+    const std::vector<theory::Solution> sols = theory::sweep(p, g.name, values, so);
     Table t;
     t.columns = {"index", g.name};
     for (const auto& c : theory::solution_columns()) t.columns.push_back(c);
     if (opt->sim.enabled)
-      for (const auto& c : simulation_columns()) t.columns.push_back(c);
-    std::size_t failed = 0;
+      for (const auto& c : verify::lowrank::simulation_columns()) t.columns.push_back(c);
+    std::size_t failed = 0, sim_failed = 0;
+    std::string sim_message;
     for (std::size_t i = 0; i < sols.size(); ++i) {
       std::vector<double> row = {static_cast<double>(index[i]), values[i]};
       const auto r = theory::solution_row(sols[i]);
       row.insert(row.end(), r.begin(), r.end());
       if (opt->sim.enabled) {
-        const auto sim = simulate_point(sols[i].params, opt->sim, index[i], opt->sim.threads);
-        row.insert(row.end(), sim.begin(), sim.end());
+        verify::lowrank::SimOptions o = opt->sim.options;
+        o.base_seed = numerics::derive_seed(opt->sim.options.base_seed, index[i]);
+        const auto sim = verify::lowrank::run(sols[i].params, o);
+        const auto cells = verify::lowrank::simulation_row(sim);
+        row.insert(row.end(), cells.begin(), cells.end());
+        if (!sim.converged() && sim_failed++ == 0)
+          sim_message = "point " + std::to_string(index[i]) + ": " + sim.message;
         if (!opt->quiet) progress(what + " (simulating)", i + 1, sols.size());
       }
       t.rows.push_back(std::move(row));
       failed += !sols[i].converged();
     }
     nlohmann::json meta = base_meta(p, opt->method);
-    meta["vary"] = {{"name", g.name}, {"start", g.start}, {"stop", g.stop}, {"count", g.count},
-                    {"log", opt->log}};
+    meta["vary"] = range_meta(g, opt->log);
     meta["grid_points"] = all_values.size();
     meta["shard"] = {{"index", shard.index}, {"count", shard.count}};
     if (opt->sim.enabled)
-      meta["simulation"] = {{"dim", opt->sim.dim}, {"seeds", opt->sim.seeds}, {"seed", opt->sim.seed}};
+      meta["simulation"] = {{"dim", opt->sim.options.dim}, {"seeds", opt->sim.options.seeds},
+                            {"seed", opt->sim.options.base_seed},
+                            {"failed_points", sim_failed}};
     meta["failed_points"] = failed;
     emit_tsv(t, opt->out, meta);
+    if (sim_failed)
+      throw ExitError(kExitNotConverged, std::to_string(sim_failed) + " of " +
+                                             std::to_string(sols.size()) +
+                                             " simulations did not converge (nan values); first: " +
+                                             sim_message);
     if (failed)
       throw ExitError(kExitNotConverged, std::to_string(failed) + " of " +
                                              std::to_string(sols.size()) +
@@ -240,14 +160,15 @@ void register_sweep(CLI::App& app) {
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
   phase->add_option("--threads", opt->threads, "worker threads (0 = all cores)")
       ->check(CLI::Range(0, 256));
-  phase->add_option("--out", opt->out, "TSV file (+ JSON sidecar); default stdout");
-  phase->add_flag("--quiet", opt->quiet, "no progress on stderr");
+  add_out_flag(*phase, opt->out, "the TSV table (+ JSON sidecar FILE.json)");
+  add_quiet_flag(*phase, opt->quiet);
   phase->add_option("--shard", opt->shard, "I/N: compute only rows of x with i % N == I (merge with icl merge)");
   phase->callback([opt] {
     const theory::Params p = opt->flags.resolve();
-    const GridSpec gx = parse_grid(opt->x, "--x"), gy = parse_grid(opt->y, "--y");
+    const NamedRange gx = parse_named_range(opt->x, "--x"), gy = parse_named_range(opt->y, "--y");
     if (gx.name == gy.name) throw ExitError(kExitBadInput, "--x and --y must vary different parameters");
-    const auto all_xs = grid_values(gx, opt->log_x, "--x"), ys = grid_values(gy, opt->log_y, "--y");
+    const auto all_xs = range_values(gx.range, opt->log_x, "--x");
+    const auto ys = range_values(gy.range, opt->log_y, "--y");
     // Sharded by x row: global index of point (i, j) is i * ny + j.
     const Shard shard = parse_shard(opt->shard);
     std::vector<double> xs;
@@ -263,12 +184,7 @@ void register_sweep(CLI::App& app) {
     if (!opt->quiet) po.on_progress = [](std::size_t d, std::size_t n) {
       if (d == n || d % 100 == 0) progress("phase", d, n);
     };
-    std::vector<theory::Solution> sols;
-    try {
-      sols = theory::phase_grid(p, gx.name, xs, gy.name, ys, po);
-    } catch (const InvalidParams& e) {
-      throw ExitError(kExitBadInput, std::string("invalid parameter ") + e.what());
-    }
+    const std::vector<theory::Solution> sols = theory::phase_grid(p, gx.name, xs, gy.name, ys, po);
     Table t;
     t.columns = {"index", gx.name, gy.name, "task_rich", "atom_mass"};
     for (const auto& c : theory::solution_columns()) t.columns.push_back(c);
@@ -285,8 +201,8 @@ void register_sweep(CLI::App& app) {
       failed += !s.converged();
     }
     nlohmann::json meta = base_meta(p, opt->method);
-    meta["x"] = {{"name", gx.name}, {"start", gx.start}, {"stop", gx.stop}, {"count", gx.count}, {"log", opt->log_x}};
-    meta["y"] = {{"name", gy.name}, {"start", gy.start}, {"stop", gy.stop}, {"count", gy.count}, {"log", opt->log_y}};
+    meta["x"] = range_meta(gx, opt->log_x);
+    meta["y"] = range_meta(gy, opt->log_y);
     meta["grid_points"] = all_xs.size() * ys.size();
     meta["shard"] = {{"index", shard.index}, {"count", shard.count}};
     meta["failed_points"] = failed;

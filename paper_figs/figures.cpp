@@ -1,4 +1,4 @@
-// Data steps of the paper figures (issue 7). Each returns tables; the `icl figs` command writes
+// Data steps of the paper figures. Each returns tables; the `icl figs` command writes
 // them (TSV + JSON sidecar) and runs the figure's plot script.
 #include "paper_figs/figures.hpp"
 
@@ -6,15 +6,19 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 #include "numerics/spectral_measure.hpp"
 #include "paper_figs/figures_extra.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
+#include "verify/lowrank/gd_demo.hpp"
 #include "verify/lowrank/simulator.hpp"
 
 namespace icl::paperfigs {
@@ -113,15 +117,53 @@ struct SimSpec {
   int seeds = 2;
 };
 
-nlohmann::json sim_meta(const SimSpec& sim, const std::vector<double>& xs) {
-  return {{"dim", sim.dim}, {"seeds", sim.seeds}, {"points", xs},
-          {"seed_rule", "point k uses base seed derive_seed(base_seed, 1000 * figure + k)"}};
+// Every random stream of a figure is a named stream of the base seed: the simulation of point k
+// of table `stem` runs with base seed derive_seed(base_seed, stem, k).
+std::string seed_rule(const std::string& stem, const std::string& point) {
+  return point + " uses base seed derive_seed(base_seed, \"" + stem + "\", k)";
 }
 
-std::vector<std::string> sim_columns(const std::vector<std::string>& names) {
+nlohmann::json sim_meta(const SimSpec& sim, const std::vector<double>& xs, const std::string& stem) {
+  return {{"dim", sim.dim}, {"seeds", sim.seeds}, {"points", xs},
+          {"seed_rule", seed_rule(stem, "point k")}};
+}
+
+// One simulated column: its name and where a SimulationResult holds it (nullptr: not measured).
+struct SimColumn {
+  std::string name;
+  std::function<const numerics::Estimate*(const verify::lowrank::SimulationResult&)> get;
+};
+
+std::vector<SimColumn> quantity_columns(std::size_t first, std::size_t count) {
+  std::vector<SimColumn> c;
+  const auto& q = verify::lowrank::compared_quantities();
+  for (std::size_t i = first; i < first + count; ++i) c.push_back({q[i].name, q[i].simulated});
+  return c;
+}
+// The three test errors and the six order parameters (verify/lowrank/compare.hpp's table).
+std::vector<SimColumn> error_columns() { return quantity_columns(0, 3); }
+std::vector<SimColumn> order_columns() { return quantity_columns(3, 6); }
+
+// The measured decomposition: algo, excess, span, null of every protocol.
+std::vector<SimColumn> decomposition_columns() {
+  using Pieces = verify::lowrank::DecompositionPieces<numerics::Estimate>;
+  const std::pair<const char*, numerics::Estimate Pieces::*> parts[] = {
+      {"algo", &Pieces::algo}, {"excess", &Pieces::excess}, {"span", &Pieces::span},
+      {"null", &Pieces::null}};
+  std::vector<SimColumn> c;
+  for (int k = 0; k < 3; ++k)
+    for (const auto& [part, member] : parts)
+      c.push_back({std::string("decomp.") + kProtocols[k] + "." + part,
+                   [k, member](const verify::lowrank::SimulationResult& r) {
+                     return r.decomposition ? &(r.decomposition->protocol[k].*member) : nullptr;
+                   }});
+  return c;
+}
+
+std::vector<std::string> sim_columns(const std::vector<SimColumn>& cols) {
   std::vector<std::string> c = {"sim_ok"};
-  for (const auto& n : names) {
-    std::string shortname = n.substr(n.find('.') + 1);
+  for (const auto& col : cols) {
+    std::string shortname = col.name.substr(col.name.find('.') + 1);
     std::replace(shortname.begin(), shortname.end(), '.', '_');
     c.push_back("sim_" + shortname);
     c.push_back("sim_" + shortname + "_sem");
@@ -129,44 +171,36 @@ std::vector<std::string> sim_columns(const std::vector<std::string>& names) {
   return c;
 }
 
-// Mean and s.e. over seeds of `names` at p; a failed simulation gives sim_ok = 0 and nan values
-// (the message is added to `errors`).
+// Mean and s.e. over seeds of `cols` at p with the given base seed; a failed simulation gives
+// sim_ok = 0 and nan values (the message is added to `errors`).
 std::vector<double> simulate_row(const Params& p, const SimSpec& sim, const Settings& s,
-                                 std::uint64_t point_seed, const std::vector<std::string>& names,
+                                 std::uint64_t base_seed, const std::vector<SimColumn>& cols,
                                  const Solution* theory, nlohmann::json& errors) {
   verify::lowrank::SimOptions o;
   o.dim = sim.dim;
   o.seeds = sim.seeds;
   o.threads = std::max(1, s.threads);
-  o.base_seed = numerics::derive_seed(s.seed, point_seed);
+  o.base_seed = base_seed;
   o.prediction_prompts = 0;
   if (theory && theory->converged()) o.theory = verify::lowrank::theory_ref(*theory);
   std::vector<double> row = {1.0};
   try {
-    const verify::lowrank::Estimate e = verify::lowrank::LowRankSimulator(p, o).run();
-    for (const auto& n : names) {
-      if (e.has(n)) {
-        const verify::lowrank::Stat st = e.get(n);
-        row.push_back(st.mean);
-        row.push_back(st.sem);
-      } else {
-        row.push_back(kNaN);
-        row.push_back(kNaN);
-      }
+    const verify::lowrank::SimulationResult r = verify::lowrank::run(p, o);
+    if (!r.converged()) throw std::runtime_error(r.message);
+    for (const auto& col : cols) {
+      const numerics::Estimate* e = col.get(r);
+      row.push_back(e ? e->mean : kNaN);
+      row.push_back(e ? e->sem : kNaN);
     }
   } catch (const std::exception& ex) {
-    row.assign(1 + 2 * names.size(), kNaN);
+    row.assign(1 + 2 * cols.size(), kNaN);
     row[0] = 0.0;
     errors.push_back(ex.what());
   }
   return row;
 }
 
-const std::vector<std::string> kErrorNames = {"error.tm", "error.idg", "error.odg"};
-const std::vector<std::string> kOrderNames = {"order.m",  "order.q",  "order.mbar",
-                                              "order.qbar", "order.m0", "order.q0"};
-
-std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+std::vector<SimColumn> concat(std::vector<SimColumn> a, const std::vector<SimColumn>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
@@ -174,7 +208,7 @@ std::vector<std::string> concat(std::vector<std::string> a, const std::vector<st
 // Simulation along `name` at the values xs: table with x, sim_ok, sim_* columns.
 DataTable sim_table(const std::string& stem, const Params& base, const std::string& name,
                     const std::vector<double>& xs, const SimSpec& sim, const Settings& s,
-                    int figure, const std::vector<std::string>& names, bool with_theory_ref,
+                    int figure, const std::vector<SimColumn>& names, bool with_theory_ref,
                     const std::string& label) {
   DataTable t;
   t.stem = stem;
@@ -187,14 +221,14 @@ DataTable sim_table(const std::string& stem, const Params& base, const std::stri
     Solution th;
     if (with_theory_ref) th = theory::solve(p);
     std::vector<double> row = {xs[k]};
-    const auto r = simulate_row(p, sim, s, 1000u * figure + k, names,
+    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.seed, stem, k), names,
                                 with_theory_ref ? &th : nullptr, errors);
     row.insert(row.end(), r.begin(), r.end());
     t.rows.push_back(std::move(row));
     report(s, label, k + 1, xs.size());
   }
   t.meta = table_meta(s, figure, base, "simulation");
-  t.meta["simulation"] = sim_meta(sim, xs);
+  t.meta["simulation"] = sim_meta(sim, xs, stem);
   t.meta["simulation"]["vary"] = name;
   t.meta["simulation_errors"] = errors;
   return t;
@@ -227,10 +261,7 @@ FigureData fig_decomposition(const Settings& s) {
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{60, 5};
   const std::vector<double> sx = s.quick ? std::vector<double>{0.5, 2, 8}
                                          : std::vector<double>{0.25, 0.5, 1, 2, 4, 8, 16, 32};
-  std::vector<std::string> names = kErrorNames;
-  for (const char* p : kProtocols)
-    for (const char* part : {"algo", "excess", "span", "null"})
-      names.push_back(std::string("decomp.") + p + "." + part);
+  const std::vector<SimColumn> names = concat(error_columns(), decomposition_columns());
   out.tables.push_back(sim_table("decomposition_sim", base, "alpha", sx, sim, s, 1, names, true,
                                  "decomposition simulation"));
   out.tables.back().meta["measured_decomposition"] =
@@ -260,7 +291,7 @@ FigureData fig_order_params(const Settings& s) {
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{70, 10};
   const auto sx = theory::linspace(0.25, 2.0, s.quick ? 4 : 8);
   out.tables.push_back(sim_table("order_params_sim", base, "kappa", sx, sim, s, 2,
-                                 concat(kErrorNames, kOrderNames), false,
+                                 concat(error_columns(), order_columns()), false,
                                  "order_params simulation"));
   return out;
 }
@@ -300,22 +331,24 @@ FigureData fig_test_context(const Settings& s) {
   DataTable t;
   t.stem = "test_context_sim";
   t.columns = {"ratio", "alpha_test"};
-  for (const auto& c : sim_columns(kErrorNames)) t.columns.push_back(c);
+  for (const auto& c : sim_columns(error_columns())) t.columns.push_back(c);
   nlohmann::json errors = nlohmann::json::array();
   for (std::size_t k = 0; k < sr.size(); ++k) {
     Params p = base;
     p.alpha_test = sr[k] * base.alpha;
     std::vector<double> row = {sr[k], p.alpha_test};
-    const auto r = simulate_row(p, sim, s, 3000, kErrorNames, nullptr, errors);
+    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.seed, t.stem), error_columns(),
+                                nullptr, errors);
     row.insert(row.end(), r.begin(), r.end());
     t.rows.push_back(std::move(row));
     report(s, "test_context simulation", k + 1, sr.size());
   }
   t.meta = table_meta(s, 3, base, "simulation");
-  t.meta["simulation"] = sim_meta(sim, ratio_to_alpha_test(sr));
+  t.meta["simulation"] = sim_meta(sim, ratio_to_alpha_test(sr), t.stem);
   t.meta["simulation"]["vary"] = "alpha_test";
   t.meta["simulation"]["seed_rule"] =
-      "every alpha_test uses derive_seed(base_seed, 3000): the same pretraining data and trained "
+      "every alpha_test uses base seed derive_seed(base_seed, \"test_context_sim\"): the same "
+      "pretraining data and trained "
       "Gamma per seed, evaluated at each test context";
   t.meta["simulation_errors"] = errors;
   out.tables.push_back(std::move(t));
@@ -359,7 +392,7 @@ FigureData fig_implicit_reg(const Settings& s) {
   const std::vector<double> sx =
       s.quick ? std::vector<double>{1, 8} : std::vector<double>{0.5, 2, 8, 32, 128};
   out.tables.push_back(sim_table("implicit_reg_sim", base, "alpha", sx, sim, s, 4,
-                                 concat(kErrorNames, kOrderNames), false,
+                                 concat(error_columns(), order_columns()), false,
                                  "implicit_reg simulation"));
 
   // Gradient descent from several initializations (ill-posedness at large alpha).
@@ -377,8 +410,13 @@ FigureData fig_implicit_reg(const Settings& s) {
     Params p = base;
     p.alpha = ga[k];
     try {
-      const verify::lowrank::GdDemo d = verify::lowrank::gd_demo(p, gd_dim, numerics::derive_seed(s.seed, 4500 + k),
-                                               inits, gd_steps, verify::lowrank::OdgKind::Isotropic);
+      verify::lowrank::GdDemoOptions go;
+      go.dim = gd_dim;
+      go.base_seed = numerics::derive_seed(s.seed, g.stem, k);
+      go.init_scales = inits;
+      go.steps = gd_steps;
+      const verify::lowrank::GdDemoResult d = verify::lowrank::run(p, go);
+      if (!d.converged()) throw std::runtime_error(d.message);
       g.rows.push_back({ga[k], kNaN, 1, 1, d.cg_loss, d.cg_tm, d.cg_idg, d.cg_odg,
                         d.cg_null_norm2, 0, 0});
       for (const auto& r : d.runs)
@@ -392,7 +430,8 @@ FigureData fig_implicit_reg(const Settings& s) {
   }
   g.meta = table_meta(s, 4, base, "gradient descent from several initializations");
   g.meta["gd"] = {{"dim", gd_dim}, {"steps", gd_steps}, {"init_scales", inits}, {"alphas", ga},
-                  {"seed_rule", "alpha k uses derive_seed(base_seed, 4500 + k)"},
+                  {"seed_rule", "alpha k: the data of seed 0 of base seed "
+                                "derive_seed(base_seed, \"implicit_reg_gd\", k)"},
                   {"note", "Gamma0 = scale Z, Z iid N(0, 1/D); step 1/(1.05 lambda_max); the "
                            "ridge solution is CG to 1e-10"}};
   g.meta["errors"] = errors;
@@ -446,7 +485,7 @@ FigureData fig_phase(const Settings& s) {
   DataTable st;
   st.stem = "phase_sim";
   st.columns = {"sigma", "alpha", "rho"};
-  for (const auto& c : sim_columns(kErrorNames)) st.columns.push_back(c);
+  for (const auto& c : sim_columns(error_columns())) st.columns.push_back(c);
   nlohmann::json errors = nlohmann::json::array();
   const std::size_t total = sigmas.size() * sim_alphas.size() * sim_rhos.size();
   std::size_t k = 0;
@@ -458,7 +497,8 @@ FigureData fig_phase(const Settings& s) {
         p.alpha = a;
         p.rho = r;
         std::vector<double> row = {sg, a, r};
-        const auto v = simulate_row(p, sim, s, 5000 + k, kErrorNames, nullptr, errors);
+        const auto v = simulate_row(p, sim, s, numerics::derive_seed(s.seed, st.stem, k),
+                                    error_columns(), nullptr, errors);
         row.insert(row.end(), v.begin(), v.end());
         st.rows.push_back(std::move(row));
         report(s, "phase simulation", ++k, total);
@@ -466,7 +506,7 @@ FigureData fig_phase(const Settings& s) {
   st.meta = table_meta(s, 5, base, "simulation against rho");
   st.meta["simulation"] = {{"dim", sim.dim}, {"seeds", sim.seeds}, {"alphas", sim_alphas},
                            {"sigmas", sigmas}, {"rhos", sim_rhos},
-                           {"seed_rule", "point k uses derive_seed(base_seed, 5000 + k)"}};
+                           {"seed_rule", seed_rule(st.stem, "point k")}};
   st.meta["simulation_errors"] = errors;
   out.tables.push_back(std::move(st));
 
@@ -531,7 +571,8 @@ FigureData fig_spectrum(const Settings& s) {
     p.alpha = 1;  // S does not depend on the contexts; keep the generator cheap
     std::size_t zeros = 0, all = 0;
     for (int k = 0; k < seeds; ++k) {
-      verify::lowrank::Rng rng(numerics::derive_seed(s.seed, 6000 + 100 * c + k));
+      verify::lowrank::Rng rng(
+          numerics::derive_seed(numerics::derive_seed(s.seed, "spectrum", c), std::uint64_t(k)));
       const verify::lowrank::Dataset d =
           verify::lowrank::generate(p, dim, rng, verify::lowrank::Assignment::Random, verify::lowrank::Sampler::Factorized);
       const Eigen::MatrixXd S = d.S();
@@ -575,7 +616,8 @@ FigureData fig_spectrum(const Settings& s) {
     t->meta["cases"] = cases_meta;
     t->meta["simulation"] = {{"dim", dim}, {"seeds", seeds},
                              {"generator", "verify::lowrank::generate (the simulator's data), S = W W^T / M0"},
-                             {"seed_rule", "case c, seed k: derive_seed(base_seed, 6000 + 100 c + k)"}};
+                             {"seed_rule", "case c, seed k: derive_seed(derive_seed(base_seed, "
+                                           "\"spectrum\", c), k)"}};
     t->meta["theory"] = "S spectrum = (1 - rho) delta_0 + rho MP(ratio rho/kappa, scale 1/rho)";
     t->meta.erase("params");
   }

@@ -11,6 +11,7 @@
 
 #include "numerics/error.hpp"
 #include "verify/lowrank/compare.hpp"
+#include "verify/lowrank/gd_demo.hpp"
 #include "verify/lowrank/simulator.hpp"
 
 using namespace icl::verify::lowrank;
@@ -88,23 +89,26 @@ TEST_CASE("general spectrum: IDG error and m0, q0 are averages over w ~ N(0, Sig
   Params p = general_params(low_rank_plus_complement_spectrum(0.4, 0.2), 1.5, 0.1);
   SimOptions o;
   o.dim = 10;
-  const Values v = run_seed(p, o, 5);
+  const SeedMeasurement v = run_seed(p, o, 5);
+  REQUIRE(v.status == icl::numerics::Status::Converged);
   auto get = [&](const std::string& name) {
-    for (const auto& [k, x] : v)
-      if (k == name) return x;
+    if (name == "error.idg") return v.error.idg;
+    if (name == "order.m0") return v.order.m0;
+    if (name == "order.q0") return v.order.q0;
+    if (name == "order.qbar") return v.order.qbar;
     FAIL("missing " << name);
     return 0.0;
   };
   // Rebuild the seed's data and Gamma the same way run_seed does.
   Rng rng(5);
   const Dataset d = generate(p, 10, rng, o.assignment, o.sampler);
-  const MatrixXd G = train_cg(d, p.lambda, o.cg_tolerance, o.cg_max_iterations).Gamma;
+  const MatrixXd G = train_cg(d, p.lambda, o.cg()).Gamma;
   const double D = 10;
   CHECK(get("order.m0") == doctest::Approx((G * d.Sigma).trace() / D).epsilon(1e-12));
   CHECK(get("order.q0") ==
         doctest::Approx((G * d.Sigma * G.transpose()).trace() / D).epsilon(1e-12));
   CHECK(get("error.idg") == doctest::Approx(exact_error(G, d.Sigma, d.n.Lt, 0.0)).epsilon(1e-12));
-  // The IDG error in terms of m0, q0, qbar (spec section 2, exact at finite D with tr Sigma = D).
+  // The IDG error in terms of m0, q0, qbar (docs/theory.md §7, exact at finite D with tr Sigma = D).
   const double Lt = d.n.Lt;
   CHECK(get("error.idg") ==
         doctest::Approx(1.0 - 2 * get("order.m0") + get("order.q0") +
@@ -134,14 +138,22 @@ TEST_CASE("general spectrum: subspace ODG is rejected, isotropic ODG and prompts
   o.odg = OdgKind::Subspace;
   CHECK_THROWS_AS(LowRankSimulator(p, o), icl::InvalidParams);
   CHECK_THROWS_AS(run_seed(p, o, 1), icl::InvalidParams);
-  CHECK_THROWS_AS(gd_demo(p, 8, 1, {0.0}, 5, OdgKind::Subspace), icl::InvalidParams);
+  GdDemoOptions g;
+  g.dim = 8;
+  g.init_scales = {0.0};
+  g.steps = 5;
+  g.odg = OdgKind::Subspace;
+  CHECK_THROWS_AS(run(p, g), icl::InvalidParams);
   o.odg = OdgKind::Isotropic;
   o.theory = TheoryRef{-0.6, 0.3, 0.545};
   o.prediction_prompts = 50;
-  const Estimate e = LowRankSimulator(p, o).run();
-  CHECK(e.has("dist.idg.var_ratio"));
-  CHECK(std::isfinite(e.get("decomp.idg.algo").mean));
-  CHECK(e.get("error.odg").mean > 0);
+  const SimulationResult e = LowRankSimulator(p, o).run();
+  REQUIRE(e.converged());
+  REQUIRE(e.distribution);
+  CHECK(std::isfinite((*e.distribution)[1].var_ratio.mean));
+  REQUIRE(e.decomposition);
+  CHECK(std::isfinite(e.decomposition->protocol.idg.algo.mean));
+  CHECK(e.error.odg.mean > 0);
 }
 
 // Theory vs small-D simulation for general task covariances, with the colleague's rule of
@@ -187,7 +199,7 @@ TEST_CASE("small-D simulation agrees with the theory for general task covariance
           bool is_required = false;
           for (const auto& q : required) is_required = is_required || q == row.quantity;
           INFO(line.str());
-          if (is_required) CHECK(row.pass);
+          if (is_required) CHECK(row.passed());
         }
       }
 }

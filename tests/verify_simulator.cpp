@@ -4,9 +4,13 @@
 #include <cmath>
 
 #include "numerics/error.hpp"
+#include "verify/lowrank/compare.hpp"
+#include "verify/lowrank/gd_demo.hpp"
+#include "verify/lowrank/serialize.hpp"
 #include "verify/lowrank/simulator.hpp"
 
 using namespace icl::verify::lowrank;
+using icl::numerics::Status;
 using icl::theory::Params;
 
 namespace {
@@ -22,7 +26,7 @@ Params base_params() {
 double max_abs(const MatrixXd& a) { return a.cwiseAbs().maxCoeff(); }
 }  // namespace
 
-TEST_CASE("sizes follow the rounding conventions of spec section 1") {
+TEST_CASE("sizes follow the rounding conventions of docs/theory.md §13") {
   Params p = base_params();
   const Sizes n = sizes(p, 60);
   CHECK(n.D == 60);
@@ -53,11 +57,13 @@ TEST_CASE("matrix-free PCG matches the dense direct solve of the D^2 x D^2 norma
       p.lambda = lambda;
       Rng rng(11);
       const Dataset d = generate(p, 10, rng, as, Sampler::Factorized);
-      const TrainResult cg = train_cg(d, lambda, 1e-13, 5000);
-      const TrainResult dir = train_direct(d, lambda);
+      const RidgeFit cg = train_cg(d, lambda, {.tolerance = 1e-13, .max_iterations = 5000});
+      const RidgeFit dir = train_direct(d, lambda);
       INFO("lambda = " << lambda << ", CG iterations " << cg.iterations);
-      CHECK(cg.relative_residual < 1e-12);
-      CHECK(dir.relative_residual < 1e-9);
+      CHECK(cg.status == Status::Converged);
+      CHECK(cg.residual_norm < 1e-12);
+      CHECK(dir.status == Status::Converged);
+      CHECK(dir.residual_norm < 1e-9);
       const double rel = (cg.Gamma - dir.Gamma).norm() / dir.Gamma.norm();
       CHECK(rel < 1e-9);
       // Optimality: the gradient of the sum loss vanishes at the direct solution.
@@ -72,14 +78,15 @@ TEST_CASE("lambda = 0 with N < D^2 is an error unless minimum norm is asked for"
   p.tau = 0.6;  // N = 60 < 100
   Rng rng(3);
   const Dataset d = generate(p, 10, rng, Assignment::Random, Sampler::Factorized);
-  CHECK_THROWS_AS(train_cg(d, 0.0, 1e-10, 1000), icl::InvalidParams);
+  CHECK_THROWS_AS(train_cg(d, 0.0, {.tolerance = 1e-10, .max_iterations = 1000}), icl::InvalidParams);
   CHECK_THROWS_AS(train_direct(d, 0.0), icl::InvalidParams);
   SimOptions o10;
   o10.dim = 10;
   CHECK_THROWS_AS(LowRankSimulator(p, o10), icl::InvalidParams);
   // Minimum norm: unpreconditioned CG from zero equals the pseudo-inverse solution.
-  const TrainResult cg = train_cg(d, 0.0, 1e-13, 20000, true);
-  const TrainResult dir = train_direct(d, 0.0, true);
+  const RidgeFit cg = train_cg(d, 0.0, {.tolerance = 1e-13, .max_iterations = 20000, .min_norm = true});
+  const RidgeFit dir = train_direct(d, 0.0, true);
+  CHECK(cg.converged());
   CHECK((cg.Gamma - dir.Gamma).norm() / dir.Gamma.norm() < 1e-7);
   // It interpolates: zero training loss.
   CHECK(training_loss(d, dir.Gamma, 0.0) < 1e-16 * d.y.squaredNorm() + 1e-18);
@@ -143,19 +150,22 @@ TEST_CASE("same seed gives the same output, independent of the thread count") {
   o.seeds = 4;
   o.base_seed = 123;
   o.threads = 1;
-  const Estimate a = LowRankSimulator(p, o).run();
+  const SimulationResult a = LowRankSimulator(p, o).run();
   o.threads = 2;
-  const Estimate b = LowRankSimulator(p, o).run();
+  const SimulationResult b = LowRankSimulator(p, o).run();
   o.threads = 3;
-  const Estimate c = LowRankSimulator(p, o).run();
-  for (const char* name : {"error.tm", "error.idg", "error.odg", "order.q", "order.qbar"}) {
-    CHECK(a.get(name).mean == b.get(name).mean);
-    CHECK(a.get(name).sem == b.get(name).sem);
-    CHECK(a.get(name).mean == c.get(name).mean);
+  const SimulationResult c = LowRankSimulator(p, o).run();
+  REQUIRE(a.converged());
+  for (const Quantity& q : compared_quantities()) {
+    INFO(q.name);
+    CHECK(q.simulated(a)->count == 4);
+    CHECK(q.simulated(a)->mean == q.simulated(b)->mean);
+    CHECK(q.simulated(a)->sem == q.simulated(b)->sem);
+    CHECK(q.simulated(a)->mean == q.simulated(c)->mean);
   }
   o.base_seed = 124;
-  const Estimate d = LowRankSimulator(p, o).run();
-  CHECK(d.get("error.tm").mean != a.get("error.tm").mean);
+  const SimulationResult d = LowRankSimulator(p, o).run();
+  CHECK(d.error.tm.mean != a.error.tm.mean);
 }
 
 TEST_CASE("packed (AVX2 when available) normal operator equals the Eigen products") {
@@ -175,14 +185,157 @@ TEST_CASE("ill-posedness demo: gradient descent depends on its initialization in
   p.alpha = 20;  // nu small: null(S) directions are barely constrained
   p.kappa = 0.5;
   p.rho = 0.9;   // rank S = M0 < D
-  const GdDemo few = gd_demo(p, 12, 5, {0.0, 2.0, 4.0}, 100, OdgKind::Isotropic);
+  GdDemoOptions o;
+  o.dim = 12;
+  o.base_seed = 5;
+  o.init_scales = {0.0, 2.0, 4.0};
+  o.steps = 100;
+  const GdDemoResult few = run(p, o);
+  REQUIRE(few.converged());
   REQUIRE(few.runs.size() == 3);
   // From zero GD is near the minimum after 100 steps; the null(S) part depends on the start.
   CHECK(few.runs[0].loss < 1.5 * few.cg_loss);
   CHECK(few.runs[2].null_dist2 > 4 * few.runs[0].null_dist2);
   CHECK(few.null_spread > 0);
   // Far more steps: GD from zero approaches the unique (lambda = 0, tau > 1) minimizer.
-  const GdDemo many = gd_demo(p, 12, 5, {0.0}, 20000, OdgKind::Isotropic);
+  o.init_scales = {0.0};
+  o.steps = 20000;
+  const GdDemoResult many = run(p, o);
   CHECK(many.runs[0].loss <= few.runs[0].loss);
   CHECK(many.runs[0].null_dist2 < few.runs[0].null_dist2);
+}
+
+// The field an InvalidParams names (empty when nothing is thrown).
+template <class F>
+std::string invalid_field(F&& f) {
+  try {
+    f();
+  } catch (const icl::InvalidParams& e) {
+    return e.field();
+  }
+  return "";
+}
+
+TEST_CASE("options validate() names the offending field") {
+  const Params p = base_params();
+  SimOptions o;
+  CHECK(invalid_field([&] { o.validate(p); }).empty());
+  auto with = [&](auto change) {
+    SimOptions x;
+    change(x);
+    return invalid_field([&] { x.validate(p); });
+  };
+  CHECK(with([](SimOptions& x) { x.dim = 1; }) == "dim");
+  CHECK(with([](SimOptions& x) { x.dim = 2001; }) == "dim");
+  CHECK(with([](SimOptions& x) { x.seeds = 0; }) == "seeds");
+  CHECK(with([](SimOptions& x) { x.threads = 0; }) == "threads");
+  CHECK(with([](SimOptions& x) { x.solver = Solver::Direct; }) == "solver");  // dim 60 > 40
+  CHECK(with([](SimOptions& x) { x.cg_tolerance = 0; }) == "cg_tolerance");
+  CHECK(with([](SimOptions& x) { x.cg_max_iterations = 0; }) == "cg_max_iterations");
+  CHECK(with([](SimOptions& x) { x.prediction_prompts = -1; }) == "prediction_prompts");
+  CHECK(with([](SimOptions& x) { x.histogram_bins = 1; }) == "histogram_bins");
+  Params bad = p;
+  bad.rho = 1.5;
+  CHECK(invalid_field([&] { o.validate(bad); }) == "rho");
+  Params ridgeless = p;
+  ridgeless.tau = 0.6;  // lambda = 0, N < D^2
+  CHECK(invalid_field([&] { o.validate(ridgeless); }) == "lambda");
+  o.min_norm = true;
+  CHECK(invalid_field([&] { o.validate(ridgeless); }).empty());
+
+  CHECK(invalid_field([] { CgOptions{.tolerance = 2}.validate(); }) == "cg_tolerance");
+  CHECK(invalid_field([] { CgOptions{.max_iterations = 0}.validate(); }) == "cg_max_iterations");
+
+  GdDemoOptions g;
+  CHECK(invalid_field([&] { g.validate(); }).empty());
+  g.steps = 0;
+  CHECK(invalid_field([&] { g.validate(); }) == "steps");
+  g = GdDemoOptions{};
+  g.init_scales = {1.0, -1.0};
+  CHECK(invalid_field([&] { g.validate(); }) == "init_scales");
+
+  VerifyOptions v;
+  CHECK(invalid_field([&] { v.validate(); }).empty());
+  CHECK(invalid_field([] { VerifyOptions::quick().validate(); }).empty());
+  v.seeds.pop_back();
+  CHECK(invalid_field([&] { v.validate(); }) == "seeds");
+  v = VerifyOptions{};
+  v.dims = {20};
+  v.seeds = {10};
+  CHECK(invalid_field([&] { v.validate(); }) == "dims");
+  v = VerifyOptions{};
+  v.rel_tol = -1;
+  CHECK(invalid_field([&] { v.validate(); }) == "rel_tol");
+}
+
+TEST_CASE("CG stopped above its tolerance is NotConverged with its residual") {
+  Params p = base_params();
+  Rng rng(11);
+  const Dataset d = generate(p, 10, rng, Assignment::Random, Sampler::Factorized);
+  const RidgeFit fit = train_cg(d, 0.0, {.tolerance = 1e-12, .max_iterations = 1});
+  CHECK(fit.status == Status::NotConverged);
+  CHECK(fit.iterations == 1);
+  CHECK(fit.residual_norm > 1e-12);
+  CHECK(std::isfinite(fit.residual_norm));
+  CHECK(fit.message.find("residual") != std::string::npos);
+  // The same solve with room to converge.
+  const RidgeFit full = train_cg(d, 0.0, {.tolerance = 1e-12, .max_iterations = 5000});
+  CHECK(full.status == Status::Converged);
+  CHECK(full.residual_norm <= 1e-12);
+
+  // A simulation with such a seed is NotConverged, names the seed, and reports no numbers.
+  SimOptions o;
+  o.dim = 10;
+  o.seeds = 3;
+  o.cg_tolerance = 1e-12;
+  o.cg_max_iterations = 1;
+  const SimulationResult r = run(p, o);
+  CHECK(r.status == Status::NotConverged);
+  CHECK(r.message.find("seed 0") != std::string::npos);
+  CHECK(r.residual_norm > 1e-12);
+  CHECK(std::isnan(r.error.tm.mean));
+  CHECK(std::isnan(r.order.q.mean));
+  REQUIRE(r.per_seed.size() == 3);
+  CHECK(r.per_seed[0].status == Status::NotConverged);
+  CHECK(r.per_seed[0].cg_relative_residual > 1e-12);
+  CHECK(to_json(r)["status"] == "not_converged");
+}
+
+TEST_CASE("the typed result, its flat names and its JSON agree") {
+  Params p = base_params();
+  p.lambda = 0.01;
+  SimOptions o;
+  o.dim = 12;
+  o.seeds = 3;
+  o.theory = TheoryRef{-0.6, 0.3, 0.545};
+  o.prediction_prompts = 20;
+  const SimulationResult r = run(p, o);
+  REQUIRE(r.converged());
+  REQUIRE(r.decomposition);
+  REQUIRE(r.distribution);
+  const auto named = named_estimates(r);
+  auto find = [&](const std::string& n) {
+    for (const auto& [name, e] : named)
+      if (name == n) return e;
+    FAIL("missing " << n);
+    return icl::numerics::Estimate{};
+  };
+  for (const Quantity& q : compared_quantities()) CHECK(find(q.name).mean == q.simulated(r)->mean);
+  for (const Quantity& q : informational_quantities())
+    CHECK(find(q.name).mean == q.simulated(r)->mean);
+  CHECK(find("decomp.odg.null").mean == r.decomposition->protocol.odg.null.mean);
+  CHECK(find("hist.idg.3").mean == (*r.distribution)[1].histogram[3].mean);
+  CHECK(find("cg.iterations").mean == r.cg_iterations.mean);
+  const auto j = to_json(r);
+  CHECK(j["error"]["idg"]["mean"].get<double>() == r.error.idg.mean);
+  CHECK(j["order"]["q0"]["sem"].get<double>() == r.order.q0.sem);
+  CHECK(j["decomposition"]["measured"]["tm"]["excess"]["mean"].get<double>() ==
+        r.decomposition->protocol.tm.excess.mean);
+  CHECK(j["distribution"]["odg"]["histogram_standardized_residual"]["fraction"].size() ==
+        std::size_t(o.histogram_bins));
+  CHECK(j["status"] == "converged");
+  // The sweep columns: one mean and one s.e. per compared quantity.
+  CHECK(simulation_columns().size() == 2 * compared_quantities().size());
+  CHECK(simulation_columns().front() == "sim_tm");
+  CHECK(simulation_row(r)[1] == r.error.tm.sem);
 }

@@ -37,7 +37,7 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(sim.run()["error.idg"], self.a["error.idg"])
 
     def test_close_to_theory(self):
-        # D = 40, 4 seeds (~0.4 s): spec section 11 expects the finite-D errors a few percent
+        # D = 40, 4 seeds (~0.4 s): docs/theory.md §14.4 expects the finite-D errors a few percent
         # ABOVE the D -> inf theory (O(1/D) bias; measured 3-9% here). Accept within 15% and not
         # below the theory by more than 3 standard errors.
         est = icl.simulate(self.p, dim=40, seeds=4, seed=5)

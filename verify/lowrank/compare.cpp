@@ -2,54 +2,75 @@
 
 #include <chrono>
 #include <cmath>
-#include <stdexcept>
 
 #include <Eigen/Dense>
 
+#include "numerics/error.hpp"
+
 namespace icl::verify::lowrank {
 
-std::vector<std::string> compared_quantities() {
-  return {"error.tm", "error.idg", "error.odg", "order.m",  "order.q",
-          "order.mbar", "order.qbar", "order.m0", "order.q0"};
+std::string Quantity::short_name() const {
+  const std::string n = name;
+  return n.substr(n.find('.') + 1);
 }
 
-// Informational rows (spec section 7 is partly conjectural [?]): reported, never failing.
-static std::vector<std::string> informational_quantities() {
-  return {"decomp.tm.algo",   "decomp.idg.algo",   "decomp.odg.algo",
-          "decomp.tm.excess", "decomp.idg.excess", "decomp.odg.excess",
-          "decomp.fit.e",     "decomp.fit.e_nu"};
+const std::vector<Quantity>& compared_quantities() {
+  using R = SimulationResult;
+  using S = theory::Solution;
+  static const std::vector<Quantity> q = {
+      {"error.tm", [](const R& r) { return &r.error.tm; }, [](const S& s) { return s.error.tm; }},
+      {"error.idg", [](const R& r) { return &r.error.idg; }, [](const S& s) { return s.error.idg; }},
+      {"error.odg", [](const R& r) { return &r.error.odg; }, [](const S& s) { return s.error.odg; }},
+      {"order.m", [](const R& r) { return &r.order.m; }, [](const S& s) { return s.order.m; }},
+      {"order.q", [](const R& r) { return &r.order.q; }, [](const S& s) { return s.order.q; }},
+      {"order.mbar", [](const R& r) { return &r.order.mbar; }, [](const S& s) { return s.order.mbar; }},
+      {"order.qbar", [](const R& r) { return &r.order.qbar; }, [](const S& s) { return s.order.qbar; }},
+      {"order.m0", [](const R& r) { return &r.order.m0; }, [](const S& s) { return s.order.m0; }},
+      {"order.q0", [](const R& r) { return &r.order.q0; }, [](const S& s) { return s.order.q0; }},
+  };
+  return q;
 }
 
-double theory_value(const theory::Solution& s, const std::string& name) {
-  const auto& o = s.order;
-  const auto& d = s.decomposition;
-  if (name == "error.tm") return s.error.tm;
-  if (name == "error.idg") return s.error.idg;
-  if (name == "error.odg") return s.error.odg;
-  if (name == "order.m") return o.m;
-  if (name == "order.q") return o.q;
-  if (name == "order.mbar") return o.mbar;
-  if (name == "order.qbar") return o.qbar;
-  if (name == "order.m0") return o.m0;
-  if (name == "order.q0") return o.q0;
-  if (name == "decomp.tm.algo") return d.tm.algo;
-  if (name == "decomp.idg.algo") return d.idg.algo;
-  if (name == "decomp.odg.algo") return d.odg.algo;
-  if (name == "decomp.tm.excess") return d.tm.mem + d.tm.structural;
-  if (name == "decomp.idg.excess") return d.idg.mem + d.idg.structural;
-  if (name == "decomp.odg.excess") return d.odg.mem + d.odg.structural;
-  if (name == "decomp.fit.e") return s.e;
-  if (name == "decomp.fit.e_nu") return s.e * s.nu;
-  throw std::out_of_range("no theory value for '" + name + "'");
+namespace {
+// The measured decomposition's piece of protocol K (nullptr without a decomposition).
+template <int K>
+const numerics::Estimate* algo(const SimulationResult& r) {
+  return r.decomposition ? &r.decomposition->protocol[K].algo : nullptr;
 }
+template <int K>
+const numerics::Estimate* excess(const SimulationResult& r) {
+  return r.decomposition ? &r.decomposition->protocol[K].excess : nullptr;
+}
+}  // namespace
 
-TheoryRef theory_ref(const theory::Solution& s) { return TheoryRef{s.z, s.e, s.nu}; }
+const std::vector<Quantity>& informational_quantities() {
+  using R = SimulationResult;
+  using S = theory::Solution;
+  static const std::vector<Quantity> q = {
+      {"decomp.tm.algo", algo<0>, [](const S& s) { return s.decomposition.tm.algo; }},
+      {"decomp.idg.algo", algo<1>, [](const S& s) { return s.decomposition.idg.algo; }},
+      {"decomp.odg.algo", algo<2>, [](const S& s) { return s.decomposition.odg.algo; }},
+      {"decomp.tm.excess", excess<0>,
+       [](const S& s) { return s.decomposition.tm.mem + s.decomposition.tm.structural; }},
+      {"decomp.idg.excess", excess<1>,
+       [](const S& s) { return s.decomposition.idg.mem + s.decomposition.idg.structural; }},
+      {"decomp.odg.excess", excess<2>,
+       [](const S& s) { return s.decomposition.odg.mem + s.decomposition.odg.structural; }},
+      {"decomp.fit.e",
+       [](const R& r) { return r.decomposition ? &r.decomposition->fit_e : nullptr; },
+       [](const S& s) { return s.e; }},
+      {"decomp.fit.e_nu",
+       [](const R& r) { return r.decomposition ? &r.decomposition->fit_e_nu : nullptr; },
+       [](const S& s) { return s.e * s.nu; }},
+  };
+  return q;
+}
 
 Extrapolation extrapolate_inverse_d(const std::vector<double>& dims,
                                     const std::vector<double>& means,
                                     const std::vector<double>& sems) {
   const int n = int(dims.size());
-  if (n < 2) throw std::invalid_argument("extrapolation needs at least two dimensions");
+  if (n < 2) throw InvalidParams("dims", "the extrapolation needs at least two dimensions");
   Eigen::Matrix2d JtWJ = Eigen::Matrix2d::Zero();
   Eigen::Vector2d JtWy = Eigen::Vector2d::Zero();
   // Guard against a zero standard error (e.g. a deterministic quantity): floor at 1e-12.
@@ -91,8 +112,7 @@ std::vector<GridPoint> verify_grid(bool quick) {
     p.lambda = lambda;
     return p;
   };
-  // label: regime / tau side / lambda / test shift (the last point, full mode only: general task
-// covariance)
+  // label: regime / tau side / lambda / test shift
   std::vector<GridPoint> g = {
       {"paper: rich, tau>1, lambda=0", make(2, -1, 2.25, 1.5, 0.9, 0.3, 0, 0)},
       {"poor, tau>1, lambda=0", make(2, -1, 2.25, 0.5, 0.9, 0.3, 0, 0)},
@@ -103,7 +123,7 @@ std::vector<GridPoint> verify_grid(bool quick) {
   if (quick) return {g[0], g[4]};
   // Beyond the paper: a general task covariance, eigenvalue a on 40% of the directions and a/5
   // on the rest (full rank, so S is singular at kappa < 1). 0.4 D is an integer for the default
-  // dims, so the finite-D spectrum equals the population one (simulator.hpp task_eigenvalues).
+  // dims, so the finite-D spectrum equals the population one (data.hpp task_eigenvalues).
   Params gen = make(2, -1, 2.25, 0.8, 1.0, 0.3, 0, 0.1);
   gen.task_spectrum = theory::low_rank_plus_complement_spectrum(0.4, 0.2);
   g.push_back({"general: low rank + complement tasks, kappa<1, lambda>0", gen});
@@ -117,15 +137,63 @@ VerifyOptions VerifyOptions::quick() {
   VerifyOptions o;
   o.dims = {16, 24, 32, 40};
   o.seeds = {288, 144, 72, 48};
+  o.points = verify_grid(true);
+  o.quick_mode = true;
   return o;
 }
 
-bool ridgeless_point(const theory::Params& p) { return p.lambda == 0 && p.tau < 1; }
+void VerifyOptions::validate() const {
+  if (dims.size() < 2) throw InvalidParams("dims", "the 1/D extrapolation needs at least two");
+  if (seeds.size() != dims.size())
+    throw InvalidParams("seeds", "needs one count per dim (" + std::to_string(dims.size()) + ")");
+  for (int d : dims)
+    if (d < 2 || d > 2000) throw InvalidParams("dims", "each must be in [2, 2000]");
+  for (int s : seeds)
+    if (s < 2) throw InvalidParams("seeds", "each must be >= 2 (a standard error needs two)");
+  if (threads < 1) throw InvalidParams("threads", "must be >= 1");
+  if (!(k_se >= 0)) throw InvalidParams("k_se", "must be >= 0");
+  if (!(rel_tol >= 0)) throw InvalidParams("rel_tol", "must be >= 0");
+  if (!(abs_tol >= 0)) throw InvalidParams("abs_tol", "must be >= 0");
+  if (points.empty()) throw InvalidParams("points", "needs at least one grid point");
+}
+
+namespace {
+
+ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Solution& th,
+                          const std::vector<SimulationResult>& sims, const VerifyOptions& o) {
+  ComparisonRow row;
+  row.quantity = q.name;
+  row.enforced = enforced;
+  row.theory = q.theory(th);
+  std::vector<double> dims, means, sems;
+  for (std::size_t k = 0; k < o.dims.size(); ++k) {
+    const numerics::Estimate& st = *q.simulated(sims[k]);
+    PerDim pd;
+    pd.dim = o.dims[k];
+    pd.seeds = o.seeds[k];
+    pd.mean = st.mean;
+    pd.sem = st.sem;
+    pd.z = st.sem > 0 ? (st.mean - row.theory) / st.sem : 0.0;
+    pd.rel = (st.mean - row.theory) / std::max(std::abs(row.theory), 1e-12);
+    row.dims.push_back(pd);
+    dims.push_back(o.dims[k]);
+    means.push_back(st.mean);
+    sems.push_back(st.sem);
+  }
+  row.extrapolated = extrapolate_inverse_d(dims, means, sems);
+  const double dev = row.extrapolated.value - row.theory;
+  row.rel_dev = dev / std::max(std::abs(row.theory), 1e-12);
+  row.tolerance = o.k_se * row.extrapolated.se + o.rel_tol * std::abs(row.theory) + o.abs_tol;
+  const bool holds = !enforced || std::abs(dev) <= row.tolerance;
+  row.status = holds ? numerics::Status::Converged : numerics::Status::CheckFailed;
+  return row;
+}
+
+}  // namespace
 
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
-                         const std::function<void(const std::string&)>& progress) {
-  if (o.dims.size() != o.seeds.size())
-    throw std::invalid_argument("verify: dims and seeds must have the same length");
+                         const numerics::Progress& progress) {
+  o.validate();
   PointResult res;
   res.point = gp;
   // lambda = 0 below tau = 1: the ridge solution tends to the minimum-norm one as lambda -> 0+,
@@ -135,12 +203,12 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
   res.theory = theory::solve(gp.params, {.method = ridgeless ? theory::Method::Letey
                                                                : theory::Method::Saddle});
   if (!res.theory.converged()) {
-    res.pass = false;
+    res.status = numerics::Status::NotConverged;
     res.message = "theory did not converge (residual " +
                   std::to_string(res.theory.residual_norm) + "): " + res.theory.message;
     return res;
   }
-  std::vector<Estimate> ests;
+  std::vector<SimulationResult> sims;
   for (std::size_t k = 0; k < o.dims.size(); ++k) {
     SimOptions so;
     so.dim = o.dims[k];
@@ -150,44 +218,43 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
     so.theory = theory_ref(res.theory);
     so.min_norm = ridgeless;
     const auto t0 = std::chrono::steady_clock::now();
-    ests.push_back(LowRankSimulator(gp.params, so).run());
+    sims.push_back(run(gp.params, so));
     res.seconds_per_dim.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    if (progress) progress(gp.label + ": D = " + std::to_string(o.dims[k]));
-  }
-  auto build = [&](const std::string& q, bool enforced) {
-    ComparisonRow row;
-    row.quantity = q;
-    row.enforced = enforced;
-    row.theory = theory_value(res.theory, q);
-    std::vector<double> dims, means, sems;
-    for (std::size_t k = 0; k < o.dims.size(); ++k) {
-      const Stat st = ests[k].get(q);
-      PerDim pd;
-      pd.dim = o.dims[k];
-      pd.seeds = o.seeds[k];
-      pd.mean = st.mean;
-      pd.sem = st.sem;
-      pd.z = st.sem > 0 ? (st.mean - row.theory) / st.sem : 0.0;
-      pd.rel = (st.mean - row.theory) / std::max(std::abs(row.theory), 1e-12);
-      row.dims.push_back(pd);
-      dims.push_back(o.dims[k]);
-      means.push_back(st.mean);
-      sems.push_back(st.sem);
+    if (progress) progress(k + 1, o.dims.size(), gp.label + ": D = " + std::to_string(o.dims[k]));
+    if (!sims.back().converged()) {
+      res.status = sims.back().status;
+      res.message = "simulation at D = " + std::to_string(o.dims[k]) + " did not converge: " +
+                    sims.back().message;
+      return res;
     }
-    row.extrapolated = extrapolate_inverse_d(dims, means, sems);
-    const double dev = row.extrapolated.value - row.theory;
-    row.rel_dev = dev / std::max(std::abs(row.theory), 1e-12);
-    row.tolerance = o.k_se * row.extrapolated.se + o.rel_tol * std::abs(row.theory) + o.abs_tol;
-    row.pass = !enforced || std::abs(dev) <= row.tolerance;
-    return row;
-  };
+  }
   for (const auto& q : compared_quantities()) {
-    res.rows.push_back(build(q, true));
-    if (!res.rows.back().pass) res.pass = false;
+    res.rows.push_back(compare_row(q, true, res.theory, sims, o));
+    if (!res.rows.back().passed()) res.status = numerics::Status::CheckFailed;
   }
   for (const auto& q : informational_quantities())
-    if (ests[0].has(q)) res.rows.push_back(build(q, false));
+    if (q.simulated(sims.front())) res.rows.push_back(compare_row(q, false, res.theory, sims, o));
+  if (!res.passed()) res.message = "theory and extrapolated simulation disagree beyond tolerance";
+  return res;
+}
+
+VerifyResult run(const VerifyOptions& o, const numerics::Progress& progress) {
+  o.validate();
+  VerifyResult res;
+  res.options = o;
+  const std::size_t total = o.points.size() * o.dims.size();
+  std::size_t done = 0;
+  for (const auto& gp : o.points) {
+    res.points.push_back(verify_point(gp, o, [&](std::size_t, std::size_t, const std::string& what) {
+      if (progress) progress(++done, total, what);
+    }));
+    const PointResult& r = res.points.back();
+    if (!r.passed() && res.passed()) {
+      res.status = r.status;
+      res.message = gp.label + ": " + r.message;
+    }
+  }
   return res;
 }
 

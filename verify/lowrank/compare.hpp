@@ -1,19 +1,31 @@
-// Theory vs simulation for the low-rank ICL model: z-scores at fixed D and a finite-size
-// extrapolation in 1/D (weighted least squares of mean(D) = a + b/D), over a fixed grid.
+// Theory vs simulation for the low-rank ICL model (docs/theory.md §14): z-scores at fixed D and
+// a finite-size extrapolation in 1/D (weighted least squares of mean(D) = a + b/D), over a fixed
+// grid of parameter points.
 #pragma once
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "numerics/progress.hpp"
+#include "numerics/statistics.hpp"
+#include "numerics/status.hpp"
 #include "theory/lowrank.hpp"
 #include "verify/lowrank/simulator.hpp"
 
 namespace icl::verify::lowrank {
 
-// The quantities compared (simulation name, theory value read from a Solution).
-std::vector<std::string> compared_quantities();  // error.tm ... order.q0
-double theory_value(const theory::Solution& s, const std::string& name);
-TheoryRef theory_ref(const theory::Solution& s);
+// One compared quantity: its name ("error.tm"), where the simulation and the theory hold it.
+struct Quantity {
+  const char* name;
+  // The simulated estimate; nullptr when the result does not hold it (no decomposition).
+  const numerics::Estimate* (*simulated)(const SimulationResult&);
+  double (*theory)(const theory::Solution&);
+  std::string short_name() const;  // the part after the first '.' ("tm", "q0")
+};
+// The quantities every comparison enforces: error.{tm,idg,odg}, order.{m,q,mbar,qbar,m0,q0}.
+const std::vector<Quantity>& compared_quantities();
+// Informational rows (the decomposition, docs/theory.md §8, partly conjectural): reported
+// when the simulation measured them, never failing.
+const std::vector<Quantity>& informational_quantities();
 
 // Weighted least squares y = a + b x with weights 1/se^2 (x = 1/D). se of a and b from the
 // covariance (J^T W J)^{-1}, inflated by sqrt(chi2/dof) when chi2/dof > 1 (the model
@@ -41,7 +53,10 @@ struct ComparisonRow {
   double rel_dev = 0;     // (extrapolated - theory) / |theory|
   double tolerance = 0;   // allowed |extrapolated - theory|
   bool enforced = true;  // false: informational (reported, never failing)
-  bool pass = true;
+  // Converged when |extrapolated - theory| <= tolerance (always for informational rows),
+  // CheckFailed otherwise.
+  numerics::Status status = numerics::Status::Converged;
+  bool passed() const { return status == numerics::Status::Converged; }
 };
 
 struct GridPoint {
@@ -49,20 +64,25 @@ struct GridPoint {
   theory::Params params;
 };
 // Both sides of rho = kappa, tau below and above 1, lambda 0 and > 0, alpha_test != alpha,
-// sigma_test > 0; full mode adds one general task covariance (power law). quick: the smaller CI
-// subset (low-rank tasks only).
+// sigma_test > 0; full mode adds one general task covariance (low rank plus a weaker
+// complement) and the ridgeless minimum-norm branch. quick: the smaller CI subset (two
+// low-rank points).
 std::vector<GridPoint> verify_grid(bool quick);
 
 struct VerifyOptions {
-  std::vector<int> dims{20, 30, 40, 60, 80};
-  std::vector<int> seeds{400, 200, 100, 32, 16};  // per dim (s.e. ~ 1/(D sqrt(seeds)))
+  std::vector<int> dims{20, 30, 40, 60, 80};      // >= 2 dims, each 2..2000
+  std::vector<int> seeds{400, 200, 100, 32, 16};  // per dim, >= 2 (s.e. ~ 1/(D sqrt(seeds)))
+  // Seeds of dimension D: derive_seed(derive_seed(base_seed, D), k).
   std::uint64_t base_seed = 7;
-  int threads = 2;
-  // |extrapolated - theory| <= k_se * se(extrapolated) + rel_tol * |theory| + abs_tol.
+  int threads = 2;  // >= 1
+  // |extrapolated - theory| <= k_se * se(extrapolated) + rel_tol * |theory| + abs_tol; all >= 0.
   double k_se = 3.0;
   double rel_tol = 0.02;
   double abs_tol = 1e-3;
-  static VerifyOptions quick();
+  std::vector<GridPoint> points = verify_grid(false);
+  bool quick_mode = false;         // set by quick(); recorded as "quick" in the JSON
+  static VerifyOptions quick();    // the CI subset: smaller D, verify_grid(true)
+  void validate() const;                         // InvalidParams naming the field
 };
 
 struct PointResult {
@@ -70,13 +90,24 @@ struct PointResult {
   theory::Solution theory;
   std::vector<ComparisonRow> rows;
   std::vector<double> seconds_per_dim;
-  bool pass = true;
-  std::string message;  // e.g. theory did not converge
+  // Converged: every enforced row holds; CheckFailed: some row does not; NotConverged: the
+  // theory or a simulation (a seed's CG) did not converge (message says which).
+  numerics::Status status = numerics::Status::Converged;
+  std::string message;
+  bool passed() const { return status == numerics::Status::Converged; }
 };
-// lambda = 0 and tau < 1: compared as minimum-norm simulation vs the ridgeless Letey/Lu theory.
-bool ridgeless_point(const theory::Params& p);
-// progress(i, n) is called after each (dim) simulation.
+// One grid point: the theory, then one simulation per dim; progress(k, dims, label) after each.
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
-                         const std::function<void(const std::string&)>& progress = {});
+                         const numerics::Progress& progress = {});
+
+struct VerifyResult {
+  VerifyOptions options;
+  std::vector<PointResult> points;
+  numerics::Status status = numerics::Status::Converged;  // the first failing point's
+  std::string message;
+  bool passed() const { return status == numerics::Status::Converged; }
+};
+// Every point of o.points; progress(done, points x dims, label) after each simulation.
+VerifyResult run(const VerifyOptions& o, const numerics::Progress& progress = {});
 
 }  // namespace icl::verify::lowrank

@@ -1,4 +1,4 @@
-#include "verify/lowrank/normal_kernel.hpp"
+#include "verify/lowrank/detail/normal_kernel.hpp"
 
 #include <algorithm>
 
@@ -7,7 +7,7 @@
 #define ICL_HAVE_X86_KERNEL 1
 #endif
 
-namespace icl::verify::lowrank {
+namespace icl::verify::lowrank::detail {
 
 namespace {
 
@@ -155,4 +155,4 @@ void PackedNormalOperator::apply(const Eigen::MatrixXd& G, Eigen::MatrixXd& out)
     for (int j = 0; j < D_; ++j) out(i, j) = O_[std::size_t(i) * Dp_ + j];
 }
 
-}  // namespace icl::verify::lowrank
+}  // namespace icl::verify::lowrank::detail

@@ -1,12 +1,12 @@
-// The hot loop of the simulator's conjugate gradient: out = X^T diag(rowdot(X G, Sm)) Sm for
-// row-major, zero-padded data (an AVX2/FMA kernel chosen at run time when the CPU has it,
+// Internal to the simulator. The hot loop of its conjugate gradient:
+// out = X^T diag(rowdot(X G, Sm)) Sm for row-major, zero-padded data (an AVX2/FMA kernel chosen at run time when the CPU has it,
 // else a portable loop). The summation order is fixed, so results do not depend on threads.
 #pragma once
 #include <vector>
 
 #include <Eigen/Core>
 
-namespace icl::verify::lowrank {
+namespace icl::verify::lowrank::detail {
 
 class PackedNormalOperator {
  public:
@@ -26,4 +26,4 @@ class PackedNormalOperator {
 // Whether the AVX2/FMA kernel is used on this machine.
 bool normal_kernel_vectorized();
 
-}  // namespace icl::verify::lowrank
+}  // namespace icl::verify::lowrank::detail

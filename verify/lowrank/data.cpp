@@ -1,0 +1,182 @@
+#include "verify/lowrank/data.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/QR>
+
+#include "numerics/error.hpp"
+#include "verify/lowrank/detail/normal.hpp"
+
+namespace icl::verify::lowrank {
+
+using detail::Normal;
+
+const char* to_string(OdgKind k) { return k == OdgKind::Isotropic ? "isotropic" : "subspace"; }
+OdgKind odg_kind_from_string(const std::string& s) {
+  if (s == "isotropic") return OdgKind::Isotropic;
+  if (s == "subspace") return OdgKind::Subspace;
+  throw InvalidParams("odg", "must be 'isotropic' or 'subspace', got '" + s + "'");
+}
+const char* to_string(Assignment a) { return a == Assignment::Random ? "random" : "balanced"; }
+Assignment assignment_from_string(const std::string& s) {
+  if (s == "random") return Assignment::Random;
+  if (s == "balanced") return Assignment::Balanced;
+  throw InvalidParams("assignment", "must be 'random' or 'balanced', got '" + s + "'");
+}
+const char* to_string(Sampler s) { return s == Sampler::Factorized ? "factorized" : "direct"; }
+Sampler sampler_from_string(const std::string& s) {
+  if (s == "factorized") return Sampler::Factorized;
+  if (s == "direct") return Sampler::Direct;
+  throw InvalidParams("sampler", "must be 'factorized' or 'direct', got '" + s + "'");
+}
+
+void check_odg_kind(const theory::Params& p, OdgKind odg) {
+  if (odg == OdgKind::Subspace && !p.task_spectrum.empty())
+    throw InvalidParams("odg", "'subspace' ODG tasks (low rank in an independent subspace) are "
+                               "only defined for the paper's low-rank tasks; with a general "
+                               "task_spectrum use 'isotropic'");
+}
+
+VectorXd task_eigenvalues(const theory::Params& p, int dim) {
+  if (p.task_spectrum.empty())
+    throw InvalidParams("task_spectrum", "empty: low-rank tasks have no general spectrum");
+  if (dim < 1) throw InvalidParams("dim", "must be >= 1");
+  const auto& spec = p.task_spectrum;
+  std::vector<long> count(spec.size());
+  long total = 0;
+  std::size_t largest = 0;
+  for (std::size_t k = 0; k < spec.size(); ++k) {
+    count[k] = std::lround(spec[k].mass * dim);
+    total += count[k];
+    if (count[k] > count[largest]) largest = k;
+  }
+  count[largest] += dim - total;
+  if (count[largest] < 0)
+    throw InvalidParams("task_spectrum", "too many levels for D = " + std::to_string(dim) +
+                                             ": the rounded counts cannot sum to D");
+  VectorXd t(dim);
+  Eigen::Index i = 0;
+  for (std::size_t k = 0; k < spec.size(); ++k)
+    for (long c = 0; c < count[k]; ++c) t(i++) = spec[k].position;
+  const double sum = t.sum();
+  if (!(sum > 0))
+    throw InvalidParams("task_spectrum", "no positive eigenvalue left after rounding the "
+                                         "multiplicities at D = " + std::to_string(dim));
+  t *= double(dim) / sum;  // mean exactly 1
+  return t;
+}
+
+Sizes sizes(const theory::Params& p, int dim) {
+  if (dim < 2) throw InvalidParams("dim", "must be >= 2");
+  Sizes n;
+  const double D = dim;
+  n.D = dim;
+  if (p.task_spectrum.empty()) {
+    n.r = std::max(1, int(std::lround(p.rho * D)));
+  } else {
+    const VectorXd t = task_eigenvalues(p, dim);
+    n.r = int((t.array() > 0.0).count());
+  }
+  n.M0 = std::max(1, int(std::lround(p.kappa * D)));
+  n.N = std::max(1, int(std::lround(p.tau * D * D)));
+  n.L = std::max(1, int(std::lround(p.alpha * D)));
+  n.Lt = std::max(1, int(std::lround(p.effective_alpha_test() * D)));
+  return n;
+}
+
+MatrixXd Dataset::task_covariance() const {
+  if (general) return Sigma;
+  return (double(n.D) / n.r) * A * A.transpose();
+}
+
+MatrixXd haar_orthonormal(int D, int r, Rng& rng) {
+  Normal nd(rng);
+  MatrixXd G(D, r);
+  nd.fill(G.data(), G.size(), 1.0);
+  Eigen::HouseholderQR<MatrixXd> qr(G);
+  MatrixXd Q = qr.householderQ() * MatrixXd::Identity(D, r);
+  const MatrixXd& R = qr.matrixQR();
+  for (int j = 0; j < r; ++j)
+    if (R(j, j) < 0) Q.col(j) *= -1.0;  // sign fix: Haar distributed
+  return Q;
+}
+
+VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng,
+                               Sampler sampler) {
+  const Eigen::Index D = w.size();
+  const double sd = 1.0 / std::sqrt(double(D));
+  Normal nd(rng);
+  if (sampler == Sampler::Direct) {
+    MatrixXd Xc(L, D);
+    nd.fill(Xc.data(), Xc.size(), sd);
+    VectorXd yc = Xc * w;
+    for (int l = 0; l < L; ++l) yc(l) += sigma * nd();
+    return (double(D) / L) * (Xc.transpose() * yc);
+  }
+  // Factorized: x_l = a_l what + x_perp,l with a_l ~ N(0, 1/D), x_perp ~ N(0, P_perp/D).
+  const double wn = w.norm();
+  VectorXd what = VectorXd::Zero(D);
+  if (wn > 0) what = w / wn; else what(0) = 1.0;
+  double c1 = 0, c2 = 0;
+  for (int l = 0; l < L; ++l) {
+    const double a = sd * nd();
+    const double yl = wn * a + sigma * nd();
+    c1 += yl * a;
+    c2 += yl * yl;
+  }
+  VectorXd g(D);
+  nd.fill(g.data(), D, 1.0);
+  g -= what.dot(g) * what;
+  return (double(D) / L) * (c1 * what + std::sqrt(c2 / double(D)) * g);
+}
+
+Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
+                 Sampler sampler) {
+  Dataset d;
+  d.n = sizes(p, dim);
+  const auto& n = d.n;
+  const double sd = 1.0 / std::sqrt(double(n.D));
+  if (p.task_spectrum.empty()) {
+    d.A = haar_orthonormal(n.D, n.r, rng);
+    Normal nd(rng);
+    MatrixXd V(n.r, n.M0);
+    nd.fill(V.data(), V.size(), 1.0);
+    d.W = std::sqrt(double(n.D) / n.r) * (d.A * V);
+  } else {
+    // Sigma = U diag(t) U^T, U Haar (D x D); tasks w = Sigma^{1/2} g, g ~ N(0, I_D).
+    d.general = true;
+    const VectorXd t = task_eigenvalues(p, n.D);
+    const MatrixXd U = haar_orthonormal(n.D, n.D, rng);
+    d.Sigma = U * t.asDiagonal() * U.transpose();
+    d.Sigma_half = U * t.cwiseSqrt().asDiagonal() * U.transpose();
+    Normal nd(rng);
+    MatrixXd Gt(n.D, n.M0);
+    nd.fill(Gt.data(), Gt.size(), 1.0);
+    d.W = d.Sigma_half * Gt;
+  }
+  d.task.resize(n.N);
+  if (assignment == Assignment::Random) {
+    std::uniform_int_distribution<int> pick(0, n.M0 - 1);
+    for (int i = 0; i < n.N; ++i) d.task[i] = pick(rng);
+  } else {
+    for (int i = 0; i < n.N; ++i) d.task[i] = i % n.M0;
+  }
+  d.X.resize(n.N, n.D);
+  d.Sm.resize(n.N, n.D);
+  d.y.resize(n.N);
+  Normal nd(rng);
+  VectorXd x(n.D);
+  VectorXd w(n.D);
+  for (int i = 0; i < n.N; ++i) {
+    w = d.W.col(d.task[i]);
+    const VectorXd s = draw_context_estimate(w, n.L, p.sigma, rng, sampler);
+    nd.fill(x.data(), n.D, sd);
+    d.X.row(i) = x.transpose();
+    d.Sm.row(i) = s.transpose();
+    d.y(i) = w.dot(x) + p.sigma * nd();
+  }
+  return d;
+}
+
+}  // namespace icl::verify::lowrank

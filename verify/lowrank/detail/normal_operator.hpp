@@ -1,0 +1,25 @@
+// Internal to the simulator: the normal operator of the training loss as a reusable object
+// (work space allocated once), used by CG and by the gradient-descent demo.
+#pragma once
+#include <optional>
+
+#include "verify/lowrank/data.hpp"
+#include "verify/lowrank/detail/normal_kernel.hpp"
+
+namespace icl::verify::lowrank::detail {
+
+// out = (1/N) X^T diag(rowdot(X G, Sm)) Sm + ridge G, ridge = lambda M0 / N.
+class NormalOperator {
+ public:
+  NormalOperator(const Dataset& data, double lambda, bool use_packed = true);
+  void apply(const MatrixXd& G, MatrixXd& out);
+  double ridge() const { return ridge_; }
+
+ private:
+  const Dataset& d_;
+  double ridge_;
+  std::optional<PackedNormalOperator> packed_;  // the fast kernel (detail/normal_kernel.hpp)
+  MatrixXd XG_;                                 // N x D work space of the Eigen path
+};
+
+}  // namespace icl::verify::lowrank::detail

@@ -1,0 +1,327 @@
+#include "verify/lowrank/serialize.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "theory/serialize.hpp"
+
+namespace icl::verify::lowrank {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+// Every scalar estimate of a simulation with its path in the JSON layout ("error", "tm"),
+// ("decomposition", "measured", "idg", "algo"), ("distribution", "tm", "var_ratio"), in the
+// order of the flat names. Histograms are left to the callers (their layouts differ).
+template <class F>
+void visit_estimates(const SimulationResult& r, F f) {
+  for (int k = 0; k < 3; ++k) f({"error", kProtocolNames[k]}, r.error[k]);
+  f({"order", "m"}, r.order.m);
+  f({"order", "q"}, r.order.q);
+  f({"order", "mbar"}, r.order.mbar);
+  f({"order", "qbar"}, r.order.qbar);
+  f({"order", "m0"}, r.order.m0);
+  f({"order", "q0"}, r.order.q0);
+  if (const auto& d = r.decomposition) {
+    for (int k = 0; k < 3; ++k) {
+      const char* p = kProtocolNames[k];
+      f({"decomposition", "measured", p, "algo"}, d->protocol[k].algo);
+      f({"decomposition", "measured", p, "excess"}, d->protocol[k].excess);
+      f({"decomposition", "measured", p, "span"}, d->protocol[k].span);
+      f({"decomposition", "measured", p, "null"}, d->protocol[k].null);
+      f({"decomposition", "measured", p, "cross"}, d->protocol[k].cross);
+    }
+    f({"decomposition", "measured", "fit", "e"}, d->fit_e);
+    f({"decomposition", "measured", "fit", "e_nu"}, d->fit_e_nu);
+    if (d->fit_e_nu_null) f({"decomposition", "measured", "fit", "e_nu_null"}, *d->fit_e_nu_null);
+    f({"decomposition", "measured", "rank_S"}, d->rank_S);
+  }
+  if (const auto& dist = r.distribution)
+    for (int k = 0; k < 3; ++k) {
+      f({"distribution", kProtocolNames[k], "var_ratio"}, (*dist)[k].var_ratio);
+      f({"distribution", kProtocolNames[k], "std_mean"}, (*dist)[k].std_mean);
+      f({"distribution", kProtocolNames[k], "std_var"}, (*dist)[k].std_var);
+    }
+  f({"cg", "iterations"}, r.cg_iterations);
+  f({"cg", "relative_residual"}, r.cg_relative_residual);
+  f({"timing", "data_seconds"}, r.data_seconds);
+  f({"timing", "train_seconds"}, r.train_seconds);
+  f({"timing", "seed_seconds"}, r.seed_seconds);
+}
+
+using Path = std::initializer_list<const char*>;
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+std::string fmt(double v, int prec = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", prec, v);
+  return buf;
+}
+
+ordered_json sizes_json(const Sizes& n) {
+  return {{"D", n.D}, {"r", n.r}, {"M0", n.M0}, {"N", n.N}, {"L", n.L}, {"L_test", n.Lt}};
+}
+
+}  // namespace
+
+ordered_json to_json(const numerics::Estimate& e) { return {{"mean", e.mean}, {"sem", e.sem}}; }
+
+std::vector<std::pair<std::string, numerics::Estimate>> named_estimates(const SimulationResult& r) {
+  std::vector<std::pair<std::string, numerics::Estimate>> out;
+  visit_estimates(r, [&](Path path, const numerics::Estimate& e) {
+    std::string name;
+    auto it = path.begin();
+    if (std::string(*it) == "decomposition") {
+      name = "decomp";
+      ++it;  // "measured"
+    } else if (std::string(*it) == "distribution") {
+      name = "dist";
+    } else {
+      name = *it;
+    }
+    for (++it; it != path.end(); ++it) name += std::string(".") + *it;
+    out.emplace_back(name, e);
+    // The histogram after the last scalar of its protocol's distribution.
+    if (path.size() == 3 && std::string(*path.begin()) == "distribution" &&
+        std::string(*(path.begin() + 2)) == "std_var") {
+      const std::string p = *(path.begin() + 1);
+      const int k = p == "tm" ? 0 : (p == "idg" ? 1 : 2);
+      const auto& h = (*r.distribution)[k].histogram;
+      for (std::size_t b = 0; b < h.size(); ++b)
+        out.emplace_back("hist." + p + "." + std::to_string(b), h[b]);
+    }
+  });
+  return out;
+}
+
+ordered_json to_json(const SimulationResult& r) {
+  const SimOptions& o = r.options;
+  ordered_json j;
+  j["params"] = theory::to_json(r.params);
+  j["dim"] = o.dim;
+  j["seeds"] = o.seeds;
+  j["base_seed"] = o.base_seed;
+  j["status"] = numerics::to_string(r.status);
+  if (!r.message.empty()) j["message"] = r.message;
+  j["residual_norm"] = r.residual_norm;
+  visit_estimates(r, [&](Path path, const numerics::Estimate& e) {
+    ordered_json* cur = &j;
+    for (const char* key : path) cur = &(*cur)[key];
+    *cur = to_json(e);
+  });
+  if (r.distribution)
+    for (int k = 0; k < 3; ++k) {
+      const auto& hist = (*r.distribution)[k].histogram;
+      std::vector<double> frac, sem, normal;
+      for (std::size_t b = 0; b < hist.size(); ++b) {
+        frac.push_back(hist[b].mean);
+        sem.push_back(hist[b].sem);
+        normal.push_back(normal_cdf(r.histogram_edges[b + 1]) - normal_cdf(r.histogram_edges[b]));
+      }
+      j["distribution"][kProtocolNames[k]]["histogram_standardized_residual"] = {
+          {"edges", r.histogram_edges},
+          {"fraction", frac},
+          {"fraction_sem", sem},
+          {"standard_normal", normal}};
+    }
+  j["sizes"] = sizes_json(r.sizes);
+  j["odg_kind"] = to_string(o.odg);
+  j["assignment"] = to_string(o.assignment);
+  j["sampler"] = to_string(o.sampler);
+  j["solver"] = to_string(o.solver);
+  if (r.theory) {
+    j["theory"] = theory::to_json(*r.theory);
+    if (r.theory->converged()) j["decomposition"]["theory"] = j["theory"]["decomposition"];
+  }
+  return j;
+}
+
+std::string task_description(const theory::Params& p) {
+  std::ostringstream os;
+  if (p.task_spectrum.empty()) {
+    os << "rho " << p.rho;
+  } else {
+    os << "task spectrum ";
+    for (std::size_t k = 0; k < p.task_spectrum.size(); ++k)
+      os << (k ? "," : "") << p.task_spectrum[k].position << ":" << p.task_spectrum[k].mass;
+  }
+  return os.str();
+}
+
+std::string to_text(const SimulationResult& r) {
+  const Sizes& n = r.sizes;
+  const auto& th = r.theory;
+  const bool have_theory = th && th->converged();
+  std::ostringstream os;
+  char line[512];
+  std::snprintf(line, sizeof line, "D = %d (r %d, M0 %d, N %d, L %d, L_test %d), %d seeds\n",
+                n.D, n.r, n.M0, n.N, n.L, n.Lt, r.options.seeds);
+  os << line;
+  if (!r.params.task_spectrum.empty()) {
+    // The finite-D task covariance actually simulated (data.hpp task_eigenvalues).
+    std::snprintf(line, sizeof line,
+                  "%s (finite D: %d eigenvalues, rounded multiplicities, mean rescaled to 1)\n",
+                  task_description(r.params).c_str(), n.D);
+    os << line;
+  }
+  if (!r.converged()) os << "status " << numerics::to_string(r.status) << ": " << r.message << "\n";
+  std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.",
+                "theory");
+  os << line;
+  for (const auto& q : compared_quantities()) {
+    const numerics::Estimate& st = *q.simulated(r);
+    const std::string t = have_theory ? fmt(q.theory(*th), 5) : "-";
+    std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", q.name, fmt(st.mean, 5).c_str(),
+                  fmt(st.sem, 5).c_str(), t.c_str());
+    os << line;
+  }
+  if (r.decomposition && th) {
+    os << "decomposition (measured algo / excess = mem+struct;  theory algo / mem+struct)\n";
+    const theory::Components* tc[3] = {&th->decomposition.tm, &th->decomposition.idg,
+                                        &th->decomposition.odg};
+    for (int k = 0; k < 3; ++k) {
+      const auto& m = r.decomposition->protocol[k];
+      std::snprintf(line, sizeof line, "  %-4s %8s / %8s   theory %8s / %8s (mem %s, struct %s)\n",
+                    kProtocolNames[k], fmt(m.algo.mean).c_str(), fmt(m.excess.mean).c_str(),
+                    fmt(tc[k]->algo).c_str(), fmt(tc[k]->mem + tc[k]->structural).c_str(),
+                    fmt(tc[k]->mem).c_str(), fmt(tc[k]->structural).c_str());
+      os << line;
+    }
+  }
+  std::snprintf(line, sizeof line, "CG iterations %.1f, time per seed %.3f s (train %.3f s)\n",
+                r.cg_iterations.mean, r.seed_seconds.mean, r.train_seconds.mean);
+  os << line;
+  return os.str();
+}
+
+ordered_json to_json(const GdDemoResult& r) {
+  ordered_json g;
+  g["steps"] = r.options.steps;
+  g["status"] = numerics::to_string(r.status);
+  if (!r.message.empty()) g["message"] = r.message;
+  g["residual_norm"] = r.residual_norm;
+  g["ridge_solution"] = {{"odg", r.cg_odg}, {"idg", r.cg_idg}, {"tm", r.cg_tm},
+                         {"null_norm2", r.cg_null_norm2}, {"loss", r.cg_loss}};
+  g["runs"] = ordered_json::array();
+  for (const auto& x : r.runs)
+    g["runs"].push_back({{"init_scale", x.init_scale}, {"loss", x.loss}, {"odg", x.odg},
+                         {"idg", x.idg}, {"tm", x.tm}, {"null_norm2", x.null_norm2},
+                         {"null_dist2", x.null_dist2}, {"span_dist2", x.span_dist2}});
+  g["odg_spread"] = r.odg_spread;
+  g["null_norm2_spread"] = r.null_spread;
+  return g;
+}
+
+namespace {
+
+ordered_json to_json(const ComparisonRow& row) {
+  ordered_json rj;
+  rj["quantity"] = row.quantity;
+  rj["theory"] = row.theory;
+  rj["enforced"] = row.enforced;
+  rj["pass"] = row.passed();
+  rj["status"] = numerics::to_string(row.status);
+  rj["per_dim"] = ordered_json::array();
+  for (const auto& d : row.dims)
+    rj["per_dim"].push_back({{"dim", d.dim}, {"seeds", d.seeds}, {"mean", d.mean},
+                             {"sem", d.sem}, {"z", d.z}, {"rel", d.rel}});
+  const auto& ex = row.extrapolated;
+  rj["extrapolated"] = {{"value", ex.value}, {"se", ex.se}, {"slope", ex.slope},
+                        {"slope_se", ex.slope_se}, {"chi2", ex.chi2}, {"dof", ex.dof}};
+  rj["rel_dev"] = row.rel_dev;
+  rj["tolerance"] = row.tolerance;
+  return rj;
+}
+
+ordered_json to_json(const PointResult& r) {
+  ordered_json pj;
+  pj["label"] = r.point.label;
+  pj["params"] = theory::to_json(r.point.params);
+  pj["theory"] = theory::to_json(r.theory);
+  pj["pass"] = r.passed();
+  pj["status"] = numerics::to_string(r.status);
+  pj["seconds_per_dim"] = r.seconds_per_dim;
+  if (!r.message.empty()) pj["message"] = r.message;
+  for (const auto& row : r.rows) pj["rows"].push_back(to_json(row));
+  return pj;
+}
+
+}  // namespace
+
+ordered_json to_json(const VerifyResult& r) {
+  const VerifyOptions& o = r.options;
+  ordered_json j;
+  j["quick"] = o.quick_mode;
+  j["dims"] = o.dims;
+  j["seeds"] = o.seeds;
+  j["base_seed"] = o.base_seed;
+  j["tolerance"] = {{"rule", "|extrapolated - theory| <= k_se * se + rel_tol * |theory| + abs_tol"},
+                    {"k_se", o.k_se}, {"rel_tol", o.rel_tol}, {"abs_tol", o.abs_tol}};
+  for (const auto& p : r.points) j["points"].push_back(to_json(p));
+  j["pass"] = r.passed();
+  j["status"] = numerics::to_string(r.status);
+  if (!r.message.empty()) j["message"] = r.message;
+  return j;
+}
+
+std::string to_text(const VerifyResult& r) {
+  const VerifyOptions& o = r.options;
+  std::ostringstream text;
+  text << "Theory vs simulation (D = ";
+  for (std::size_t k = 0; k < o.dims.size(); ++k)
+    text << (k ? ", " : "") << o.dims[k] << " x " << o.seeds[k] << " seeds";
+  text << "); extrapolation: weighted least squares mean(D) = a + b/D.\n"
+       << "Tolerance: |a - theory| <= " << o.k_se << " se(a) + " << o.rel_tol << " |theory| + "
+       << o.abs_tol << "\n";
+  for (const auto& pr : r.points) {
+    const auto& gp = pr.point;
+    text << "\n== " << gp.label << "  (alpha " << gp.params.alpha << ", alpha_test "
+         << gp.params.effective_alpha_test() << ", tau " << gp.params.tau << ", kappa "
+         << gp.params.kappa << ", " << task_description(gp.params) << ", sigma " << gp.params.sigma
+         << ", sigma_test " << gp.params.sigma_test << ", lambda " << gp.params.lambda << ")"
+         << (pr.passed() ? "" : "  ** FAIL **") << "\n";
+    if (!pr.message.empty()) text << "   " << pr.message << "\n";
+    char line[512];
+    std::snprintf(line, sizeof line, "   %-18s %9s | %-26s | %-20s %8s %8s %s\n", "quantity",
+                  "theory", ("D=" + std::to_string(o.dims.back()) + " mean (rel, z)").c_str(),
+                  "extrapolated +- se", "rel", "tol", "");
+    text << line;
+    for (const auto& row : pr.rows) {
+      const auto& last = row.dims.back();
+      const auto& ex = row.extrapolated;
+      char cell[64];
+      std::snprintf(cell, sizeof cell, "%.4f (%+.1f%%, %+.1f)", last.mean, 100 * last.rel, last.z);
+      char ext[64];
+      std::snprintf(ext, sizeof ext, "%.4f +- %.4f", ex.value, ex.se);
+      std::snprintf(line, sizeof line, "   %-18s %9.4f | %-26s | %-20s %+7.2f%% %8.4f %s\n",
+                    row.quantity.c_str(), row.theory, cell, ext, 100 * row.rel_dev, row.tolerance,
+                    !row.enforced ? "(info)" : (row.passed() ? "ok" : "FAIL"));
+      text << line;
+    }
+  }
+  return text.str();
+}
+
+std::vector<std::string> simulation_columns() {
+  std::vector<std::string> c;
+  for (const auto& q : compared_quantities()) {
+    c.push_back("sim_" + q.short_name());
+    c.push_back("sim_" + q.short_name() + "_sem");
+  }
+  return c;
+}
+
+std::vector<double> simulation_row(const SimulationResult& r) {
+  std::vector<double> row;
+  for (const auto& q : compared_quantities()) {
+    const numerics::Estimate& e = *q.simulated(r);
+    row.push_back(e.mean);
+    row.push_back(e.sem);
+  }
+  return row;
+}
+
+}  // namespace icl::verify::lowrank
