@@ -16,13 +16,56 @@ TEST_CASE("icl patch check: exact rank-1 patch with failing negative controls") 
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
   CHECK(j.at("rank").get<int>() == 1);
-  CHECK(j.contains("negative_controls"));
-  CHECK(j.at("negative_controls").dump().find("weight") != std::string::npos);
+  CHECK(j.at("pass").get<bool>());
+  CHECK(j.at("status").get<std::string>() == "converged");
+  // The identity holds while both negative controls (on the given 3-layer Pre-LN model) fail.
+  const auto& nc = j.at("negative_controls");
+  for (const char* k : {"weight_only_with_residual", "first_block_only"}) {
+    CAPTURE(k);
+    CHECK(nc.at(k).at("model").get<std::string>() == "given");
+    CHECK(nc.at(k).at("max_rel_diff").get<double>() > 1e-3);
+  }
+}
+
+TEST_CASE("icl patch check on a plain block: the controls run on the control model and fail") {
+  const auto r = run_icl("patch check --context 10 --heads 2 --mlp 16 --seed 5 --json",
+                         icl_test::scratch("cli_patch_scratch_plain"));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
+  const auto& nc = j.at("negative_controls");
+  for (const char* k : {"weight_only_with_residual", "first_block_only"}) {
+    CAPTURE(k);
+    CHECK(nc.at(k).at("model").get<std::string>().rfind("control", 0) == 0);
+    CHECK(nc.at(k).at("max_rel_diff").get<double>() > 1e-3);
+  }
+  // The text output names the model of the controls.
+  const auto t = run_icl("patch check --context 10 --heads 2 --mlp 16 --seed 5 --quiet",
+                         icl_test::scratch("cli_patch_scratch_plain"));
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("control (Pre-LN, 32 wide, 4 layers) model") != std::string::npos);
+}
+
+TEST_CASE("icl patch check --weights: a disagreeing flag is named in the message") {
+  const std::string dir = icl_test::scratch("cli_patch_scratch_weights");
+  const auto tr = run_icl("patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 "
+                          "--layers 2 --pre-ln --width 8 --heads 2 --mlp 8 --quiet --save " +
+                              dir + "/w2.txt",
+                          dir);
+  REQUIRE(tr.code == 0);
+  const auto r = run_icl("patch check --weights " + dir + "/w2.txt --layers 3 --context 4", dir);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("layers") != std::string::npos);
+  CHECK(r.err.find("width mismatch") == std::string::npos);
+  const auto ok = run_icl("patch check --weights " + dir + "/w2.txt --layers 2 --context 4 --json", dir);
+  CHECK(ok.code == 0);
 }
 
 TEST_CASE("icl patch: bad options are exit 2 with a message") {
   const char* cases[] = {"patch check --heads 0", "patch check --weights /nonexistent/w.txt",
-                         "patch check --layers 0", "patch check --kind lstm", "patch check --chunk 9:3"};
+                         "patch check --layers 0", "patch check --kind lstm", "patch check --chunk 9:3",
+                         "patch check --chunk 2:x", "patch check --pos 99 --context 5",
+                         "patch thought --ridge 0", "patch align --sgd-steps 0"};
   for (const char* c : cases) {
     CAPTURE(c);
     const auto r = run_icl(c, icl_test::scratch("cli_patch_scratch"));

@@ -1,7 +1,8 @@
-// The rank-1 patch identities (spec patch.md sections 2-6) at fast sizes.
+// The rank-1 patch identities (docs/patch.md §3-§13) at fast sizes.
 // Each exact identity is checked by comparing two different computations (full-context forward
-// pass vs patched reduced forward pass); formulas are recomputed here independently where the
-// spec gives them (minimum norm via a Kronecker least-squares solve, the no-LN residual patch).
+// pass vs patched reduced forward pass); formulas are recomputed here independently where
+// docs/patch.md gives them (minimum norm via a Kronecker least-squares solve, the no-LN residual
+// patch of §5).
 #include <doctest/doctest.h>
 
 #include "patch_test_util.hpp"
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <random>
 
+#include "verify/patch/experiments.hpp"
 #include "verify/patch/patch.hpp"
 #include "verify/patch/train.hpp"
 
@@ -102,7 +104,7 @@ TEST_CASE("degenerate anchor is reported: A(x) = 0") {
   CHECK(r.patch.status == PatchStatus::DegenerateAnchor);
 }
 
-TEST_CASE("residual block without LayerNorm: the spec's closed form") {
+TEST_CASE("residual block without LayerNorm: the closed form of docs/patch.md §5") {
   auto c = cfg(LayerKind::Softmax, true, false, 1);
   auto w = init_weights(c, {.seed = 13});
   const M z = random_mat(3, 9, 14);
@@ -212,25 +214,20 @@ TEST_CASE("thought patch: m = 1 is exact on its query, held-out error falls with
   auto c = cfg(LayerKind::Softmax, false, false, 1, true);
   auto w = init_weights(c, {.seed = 37});
   const M ctx = make_prompts(2, 30, 1, 8)[0].tokens.leftCols(30);  // a copy, not a view
-  ThoughtParams tp;
+  ThoughtOptions tp;
   tp.m_values = {1, 4, 64};
   tp.heldout = 64;
-  auto rows = thought_patch(w, ctx, tp);
+  auto rows = thought_patch(w, ctx, tp, 7);
   REQUIRE(rows.size() == 3);
   CHECK(rows[0].train_err < 1e-6 * rows[0].heldout_none);
   CHECK(rows[2].heldout_err < rows[0].heldout_err);
   CHECK(rows[2].heldout_err < rows[2].heldout_none);
 }
 
-TEST_CASE("thought patch, residual blocks: m = 1 exact with db2, static db2 helps on average") {
-  // Random-weight one-block models (Pre-LN and residual without LN), six seeds/contexts.
-  // Measured (Release, this code): m = 1 train error / no-patch error <= 4e-14 for all 12
-  // models (exact up to the 1e-6 ridge); without db2 the m = 1 patch is not exact (Pre-LN seed 53:
-  // 0.26 vs no patch 0.66). At m = 64 the static patch is NOT better for every seed (Pre-LN seed
-  // 56: 1.01 vs no patch 0.90; db2 changes the held-out error by -9% .. +1.4% per seed), so the
-  // held-out claims are checked on the Pre-LN sums over the six seeds: measured with db2 3.99,
-  // without db2 4.14, no patch 5.31 (ratios 0.75 and 0.964).
-  double sum_db2 = 0, sum_no_db2 = 0, sum_none = 0;
+TEST_CASE("thought patch, residual blocks: m = 1 exact with db2 and not without, on every seed") {
+  // docs/patch.md §5, §10: for m = 1 the ridge patch (dW*, db2 = H_C - H_0 of the one calibration
+  // query) is the exact per-query patch (up to the 1e-6 ridge), while dW* alone misses the
+  // residual-stream gap H_C - H_0, which reaches the output through the skip connection.
   for (int sd = 53; sd <= 58; ++sd) {
     for (bool ln : {true, false}) {
       CAPTURE(sd);
@@ -238,28 +235,19 @@ TEST_CASE("thought patch, residual blocks: m = 1 exact with db2, static db2 help
       auto c = cfg(LayerKind::Softmax, true, ln, 1, true);
       auto w = init_weights(c, {.seed = static_cast<std::uint64_t>(sd)});
       const M ctx = make_prompts(2, 30, 1, static_cast<std::uint64_t>(sd))[0].tokens.leftCols(30);
-      ThoughtParams tp;
-      tp.m_values = {1, 64};
-      tp.heldout = 64;
-      auto rows = thought_patch(w, ctx, tp);
-      REQUIRE(rows.size() == 2);
-      CHECK(rows[0].train_err < 1e-10 * rows[0].heldout_none);       // exact at m = 1
+      ThoughtOptions tp;
+      tp.m_values = {1};
+      tp.heldout = 16;
+      auto rows = thought_patch(w, ctx, tp, static_cast<std::uint64_t>(sd));
+      REQUIRE(rows.size() == 1);
       CHECK(rows[0].db2_norm > 0);
-      if (sd == 53 && ln) CHECK(rows[0].train_no_db2 > 0.2 * rows[0].heldout_none);  // weight-only: O(1)
-      if (ln) {
-        sum_db2 += rows[1].heldout_err;
-        sum_no_db2 += rows[1].heldout_no_db2;
-        sum_none += rows[1].heldout_none;
-      }
+      CHECK(rows[0].train_err < 1e-10 * rows[0].heldout_none);      // exact with db2
+      CHECK(rows[0].train_no_db2 > 1e-3 * rows[0].heldout_none);    // not exact without
     }
   }
-  MESSAGE("Pre-LN m = 64 held-out sums: db2 " << sum_db2 << ", no db2 " << sum_no_db2
-          << ", no patch " << sum_none);
-  CHECK(sum_db2 < 0.85 * sum_none);
-  CHECK(sum_db2 < 0.985 * sum_no_db2);
 }
 
-TEST_CASE("training: beats the zero predictor; context loss equals patched loss at every step") {
+TEST_CASE("training: beats the zero predictor, and the context loss equals the patched loss at every step") {
   ModelConfig c;
   c.token_dim = 3;
   c.width = 3;
@@ -267,7 +255,7 @@ TEST_CASE("training: beats the zero predictor; context loss equals patched loss 
   c.head_dim = 4;
   c.mlp_hidden = 64;
   auto w = init_weights(c, {.seed = 41});
-  TrainParams p;
+  TrainOptions p;
   p.d = 2;
   p.n_ctx = 20;
   p.batch = 32;
@@ -284,16 +272,33 @@ TEST_CASE("training: beats the zero predictor; context loss equals patched loss 
   CHECK(r.final_eval_loss < 0.7 * r.zero_loss);
 }
 
-TEST_CASE("cos_F and alignment run and are bounded") {
-  CHECK(cos_frobenius(M::Identity(3, 3), M::Identity(3, 3)) == doctest::Approx(1.0));
-  CHECK(cos_frobenius(M::Identity(2, 2), M(M::Identity(2, 2) * -2)) == doctest::Approx(-1.0));
+TEST_CASE("cos_F: exact values; alignment: one prompt is its own mismatch, one SGD step is lr-free") {
+  const M a = random_mat(4, 3, 1), b = random_mat(4, 3, 2);
+  CHECK(cos_frobenius(a, a) == doctest::Approx(1.0).epsilon(1e-14));
+  CHECK(cos_frobenius(a, M(-2.5 * a)) == doctest::Approx(-1.0).epsilon(1e-14));
+  CHECK(cos_frobenius(a, b) == doctest::Approx(cos_frobenius(b, a)).epsilon(1e-14));
+  CHECK(cos_frobenius(M(3.0 * a), b) == doctest::Approx(cos_frobenius(a, b)).epsilon(1e-14));
+  M e1 = M::Zero(2, 2), e12 = M::Zero(2, 2);
+  e1(0, 0) = 1;
+  e12(0, 0) = e12(0, 1) = 1;
+  CHECK(cos_frobenius(e1, e12) == doctest::Approx(1 / std::sqrt(2.0)).epsilon(1e-14));
+  M off = M::Zero(2, 2);
+  off(1, 0) = 1;
+  CHECK(cos_frobenius(e1, off) == 0.0);
+  CHECK(cos_frobenius(e1, M::Zero(2, 2)) == 0.0);
+
   auto c = cfg(LayerKind::Softmax, false, false, 1);
   auto w = init_weights(c, {.seed = 43});
-  AlignParams ap;
-  ap.prompts = 3;
-  ap.n_ctx = 10;
-  ap.steps = {1, 3};
-  auto r = alignment(w, ap);
-  REQUIRE(r.mean.size() == 2);
-  for (double v : r.mean) CHECK(std::abs(v) <= 1.0);
+  const auto prompts = make_prompts(2, 10, 3, 44);
+  // With one prompt the mismatched control pairs the prompt with itself.
+  const auto one = alignment(w, {prompts[0]}, {1, 3}, 0.01);
+  for (std::size_t s = 0; s < 2; ++s) CHECK(one.mismatched_mean[s] == one.mean[s]);
+  // After one SGD step dW_ft = -lr * gradient: its direction, and so cos_F, does not depend on lr.
+  const auto a1 = alignment(w, prompts, {1, 3}, 0.01);
+  const auto a2 = alignment(w, prompts, {1, 3}, 0.1);
+  REQUIRE(a1.cos.size() == 3);
+  for (std::size_t p = 0; p < 3; ++p) {
+    CHECK(std::abs(a1.cos[p][0] - a2.cos[p][0]) < 1e-12);
+    CHECK(std::abs(a1.cos[p][0]) <= 1.0);
+  }
 }

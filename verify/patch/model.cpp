@@ -1,5 +1,7 @@
 #include "verify/patch/model.hpp"
 
+#include "numerics/error.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -23,28 +25,28 @@ LayerKind layer_kind_from_string(const std::string& s) {
   if (s == "softmax") return LayerKind::Softmax;
   if (s == "linear") return LayerKind::Linear;
   if (s == "rnn") return LayerKind::Rnn;
-  throw std::invalid_argument("layer kind must be softmax, linear or rnn, got '" + s + "'");
+  throw InvalidParams("kind", "must be softmax, linear or rnn, got '" + s + "'");
 }
 Activation activation_from_string(const std::string& s) {
   if (s == "gelu") return Activation::Gelu;
   if (s == "relu") return Activation::Relu;
-  throw std::invalid_argument("activation must be gelu or relu, got '" + s + "'");
+  throw InvalidParams("act", "must be gelu or relu, got '" + s + "'");
 }
 
 void ModelConfig::validate() const {
-  auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
-  if (token_dim < 1) fail("token_dim must be >= 1");
-  if (width < 1) fail("width must be >= 1");
+  auto fail = [](const char* field, const std::string& m) { throw InvalidParams(field, m); };
+  if (token_dim < 1) fail("token_dim", "must be >= 1");
+  if (width < 1) fail("width", "must be >= 1");
   if (!embed && width != token_dim)
-    fail("width (" + std::to_string(width) + ") must equal token_dim (" +
-         std::to_string(token_dim) + ") without an embedding");
-  if (layers < 1) fail("layers must be >= 1");
-  if (kind != LayerKind::Rnn && heads < 1) fail("heads must be >= 1");
-  if (kind != LayerKind::Rnn && head_dim < 1) fail("head_dim must be >= 1");
-  if (mlp_hidden < 1) fail("mlp_hidden must be >= 1");
-  if (mlp_depth < 1) fail("mlp_depth must be >= 1");
-  if (layernorm && !residual) fail("layernorm requires residual (Pre-LN blocks)");
-  if (!(ln_eps > 0)) fail("ln_eps must be > 0");
+    fail("width", "(" + std::to_string(width) + ") must equal token_dim (" +
+                      std::to_string(token_dim) + ") without an embedding");
+  if (layers < 1) fail("layers", "must be >= 1");
+  if (kind != LayerKind::Rnn && heads < 1) fail("heads", "must be >= 1");
+  if (kind != LayerKind::Rnn && head_dim < 1) fail("head_dim", "must be >= 1");
+  if (mlp_hidden < 1) fail("mlp_hidden", "must be >= 1");
+  if (mlp_depth < 1) fail("mlp_depth", "must be >= 1");
+  if (layernorm && !residual) fail("layernorm", "requires residual (Pre-LN blocks, docs/patch.md §6)");
+  if (!(ln_eps > 0)) fail("ln_eps", "must be > 0");
 }
 
 // ---- parameters ----------------------------------------------------------------------------
@@ -135,7 +137,7 @@ std::size_t parameter_count(const ModelConfig& c) {
   return n;
 }
 
-Weights<double> init_weights(const ModelConfig& c, const InitParams& p) {
+Weights<double> init_weights(const ModelConfig& c, const InitOptions& p) {
   Weights<double> w = zeros<double>(c);
   std::mt19937_64 rng(p.seed);
   std::normal_distribution<double> nd(0.0, 1.0);
@@ -425,6 +427,9 @@ Mat<S> block_forward(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S
   return y;
 }
 
+namespace {
+
+// Backpropagation through one block: adds dLoss/dparams into g, returns dLoss/dz.
 template <class S>
 Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& k,
                       const Mat<S>& d_y, BlockWeights<S>& g) {
@@ -436,6 +441,8 @@ Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const Bloc
   if (c.residual) dz += dh;
   return dz;
 }
+
+}  // namespace
 
 template <class S>
 Mat<S> embed(const Weights<S>& w, const Mat<S>& tokens) {
@@ -456,9 +463,9 @@ Mat<S> readout(const Weights<S>& w, const Mat<S>& y) {
 template <class S>
 Mat<S> forward(const Weights<S>& w, const Mat<S>& tokens, ForwardCache<S>* cache) {
   if (tokens.rows() != w.config.token_dim)
-    throw std::invalid_argument("tokens have " + std::to_string(tokens.rows()) +
-                                " rows, model expects token_dim " +
-                                std::to_string(w.config.token_dim));
+    throw InvalidParams("tokens", "have " + std::to_string(tokens.rows()) +
+                                      " rows, the model expects token_dim " +
+                                      std::to_string(w.config.token_dim));
   Mat<S> z = embed(w, tokens);
   if (cache) {
     cache->tokens = tokens;
@@ -546,12 +553,6 @@ Weights<double> load_weights(std::istream& is) {
   return w;
 }
 
-void save_weights_file(const Weights<double>& w, const std::string& path) {
-  std::ofstream os(path);
-  if (!os) throw std::runtime_error("cannot open '" + path + "' for writing");
-  save_weights(w, os);
-}
-
 Weights<double> load_weights_file(const std::string& path) {
   std::ifstream is(path);
   if (!is) throw std::runtime_error("cannot open weights file '" + path + "'");
@@ -576,9 +577,7 @@ Weights<double> load_weights_file(const std::string& path) {
   template Mat<S> embed(const Weights<S>&, const Mat<S>&);                                         \
   template Mat<S> readout(const Weights<S>&, const Mat<S>&);                                       \
   template Mat<S> forward(const Weights<S>&, const Mat<S>&, ForwardCache<S>*);                     \
-  template Mat<S> backward(const Weights<S>&, const ForwardCache<S>&, const Mat<S>&, Weights<S>&); \
-  template Mat<S> block_backward(const ModelConfig&, const BlockWeights<S>&, const BlockCache<S>&, \
-                                 const Mat<S>&, BlockWeights<S>&);
+  template Mat<S> backward(const Weights<S>&, const ForwardCache<S>&, const Mat<S>&, Weights<S>&);
 
 ICL_PATCH_INSTANTIATE(double)
 ICL_PATCH_INSTANTIATE(float)

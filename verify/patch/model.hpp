@@ -1,4 +1,4 @@
-// Contextual blocks for the rank-1 patch study (spec patch.md sections 1-4).
+// Contextual blocks for the rank-1 patch study (docs/patch.md §2).
 //
 // A sequence is a matrix with one token per COLUMN (dim x n). Layers:
 //   - multi-head softmax self-attention (causal or not) and linear attention:
@@ -11,9 +11,9 @@
 //   - MLP  M(u) = W_K f(... f(W_1 u + b_1) ...) + b_K, f = GELU (x Phi(x)) or ReLU
 //   - LayerNorm  LN(z) = g * (z - mean(z)) / sqrt(var(z) + eps) + beta
 // Blocks:
-//   plain (no skips):     Y = M(A(Z))                    (spec: T_W(C, x) = M_W(A(C, x)))
-//   residual, no LN:      H = Z + A(Z),     Y = H + M(H)
-//   Pre-LN residual:      H = Z + A(LN1(Z)), Y = H + M(LN2(H))
+//   plain (no skips):     Y = M(A(Z))                    (docs/patch.md §2: T_W(C, x) = M_W(A(C, x)))
+//   residual, no LN:      H = Z + A(Z),     Y = H + M(H)                 (docs/patch.md §5)
+//   Pre-LN residual:      H = Z + A(LN1(Z)), Y = H + M(LN2(H))         (docs/patch.md §6)
 // Model: optional linear embedding (token -> width) and readout (width -> token), L blocks.
 // Everything is templated on the scalar (float, double); explicit instantiations in model.cpp.
 #pragma once
@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <iosfwd>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,10 +37,11 @@ enum class Activation { Gelu, Relu };
 
 std::string to_string(LayerKind k);
 std::string to_string(Activation a);
-LayerKind layer_kind_from_string(const std::string& s);  // throws std::invalid_argument
+// Both throw icl::InvalidParams("kind" / "act", ...) for an unknown name.
+LayerKind layer_kind_from_string(const std::string& s);
 Activation activation_from_string(const std::string& s);
 
-// Shape of a model. validate() throws std::invalid_argument naming the field.
+// Shape of a model. validate() throws icl::InvalidParams naming the field.
 struct ModelConfig {
   int token_dim = 3;       // d + 1 for in-context regression tokens (x, y)
   bool embed = false;      // linear embedding token_dim -> width and readout width -> token_dim
@@ -70,7 +70,7 @@ struct BlockWeights {
   Mat<S> Wh, Wx, brnn;
   // LayerNorm gains/shifts (Pre-LN only)
   Mat<S> g1, be1, g2, be2;
-  // MLP dense layers: W[0] is the patched "W" of the spec, b.back() is "b2" (last bias)
+  // MLP dense layers: W[0] is the patched "W" of docs/patch.md §3, b.back() is "b2" (last bias)
   std::vector<Mat<S>> W, b;
 };
 
@@ -97,13 +97,13 @@ Weights<S> zeros_like(const Weights<S>& w);
 // Random initialisation: dense matrices N(0, gain^2 / fan_in), biases N(0, bias_std^2),
 // LayerNorm gains 1 and shifts 0. The RNN recurrent matrix is scaled to spectral radius
 // about `rnn_radius` (fading memory when < 1).
-struct InitParams {
+struct InitOptions {
   std::uint64_t seed = 1;
   double gain = 1.0;
   double bias_std = 0.1;
   double rnn_radius = 0.5;
 };
-Weights<double> init_weights(const ModelConfig& config, const InitParams& p);
+Weights<double> init_weights(const ModelConfig& config, const InitOptions& p);
 
 // Precision conversions (float32 study).
 template <class T, class S>
@@ -177,9 +177,6 @@ Mat<S> forward(const Weights<S>& w, const Mat<S>& tokens, ForwardCache<S>* cache
 template <class S>
 Mat<S> backward(const Weights<S>& w, const ForwardCache<S>& cache, const Mat<S>& d_out,
                 Weights<S>& grad);
-template <class S>
-Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& cache,
-                      const Mat<S>& d_y, BlockWeights<S>& grad);
 
 // ---- save / load -----------------------------------------------------------------------
 // Text format, one item per line:
@@ -189,9 +186,9 @@ Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const Bloc
 //   then for every parameter in parameters() order:  <name> <rows> <cols>
 //   followed by rows*cols numbers (column-major, %.17g), whitespace separated.
 // load_weights throws std::runtime_error with a clear message on any mismatch.
+// (Loading with the command-line consistency checks: load_model in verify/patch/model_spec.hpp.)
 void save_weights(const Weights<double>& w, std::ostream& os);
 Weights<double> load_weights(std::istream& is);
-void save_weights_file(const Weights<double>& w, const std::string& path);
 Weights<double> load_weights_file(const std::string& path);
 
 }  // namespace icl::verify::patch

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
+
+#include "numerics/error.hpp"
 
 namespace icl::verify::patch {
 
@@ -23,8 +24,7 @@ PatchMode patch_mode_from_string(const std::string& s) {
   if (s == "bias-only") return PatchMode::BiasOnly;
   if (s == "bias-free") return PatchMode::BiasFree;
   if (s == "weight-only") return PatchMode::WeightOnly;
-  throw std::invalid_argument("patch mode must be full, bias-only, bias-free or weight-only, got '" +
-                              s + "'");
+  throw InvalidParams("mode", "must be full, bias-only, bias-free or weight-only, got '" + s + "'");
 }
 
 template <class S>
@@ -119,8 +119,8 @@ RankInfo numerical_rank(const Mat<S>& m, double rel_tol) {
 template <class S>
 ChunkCheck<S> chunk_check(const Weights<S>& w, const Mat<S>& tokens, int b, int e, PatchMode mode) {
   const int n = static_cast<int>(tokens.cols());
-  if (w.config.layers != 1) throw std::invalid_argument("chunk_check needs a one-block model");
-  if (b < 0 || e < b || e > n - 1) throw std::invalid_argument("chunk must lie in the context");
+  if (w.config.layers != 1) throw InvalidParams("layers", "the chunk patch needs a one-block model");
+  if (b < 0 || e < b || e > n - 1) throw InvalidParams("chunk", "must lie in the context");
   Mat<S> red(tokens.rows(), n - (e - b));
   red << tokens.leftCols(b), tokens.rightCols(n - e);
   ChunkCheck<S> r;
@@ -140,7 +140,7 @@ StackCheck<S> stack_check(const Weights<S>& w, const Mat<S>& tokens, int pos, Pa
                           int patch_layers) {
   const ModelConfig& c = w.config;
   const int n = static_cast<int>(tokens.cols());
-  if (pos < 0 || pos >= n) throw std::invalid_argument("position out of range");
+  if (pos < 0 || pos >= n) throw InvalidParams("pos", "position out of range");
   ForwardCache<S> full;
   forward(w, tokens, &full);
   StackCheck<S> r;
@@ -177,10 +177,10 @@ std::pair<double, double> loglog_fit(const std::vector<double>& x, const std::ve
   return {slope, (sy - slope * sx) / k};
 }
 
-DynamicsResult implicit_dynamics(const Weights<double>& w, const Mat<double>& tokens, int fit_from) {
+ImplicitDynamics implicit_dynamics(const Weights<double>& w, const Mat<double>& tokens, int fit_from) {
   const ModelConfig& c = w.config;
   if (c.layers != 1 || c.residual)
-    throw std::invalid_argument("implicit dynamics needs one plain block (no residual)");
+    throw InvalidParams("layers", "implicit dynamics needs one plain block (no residual)");
   const int n = static_cast<int>(tokens.cols()) - 1;  // context length
   const auto& bw = w.blocks[0];
   const Mat<double>& W = bw.W[0];
@@ -195,7 +195,7 @@ DynamicsResult implicit_dynamics(const Weights<double>& w, const Mat<double>& to
   }
   const Vec<double>& A0 = A[0];
   const double h = 1.0 / A0.squaredNorm();
-  DynamicsResult r;
+  ImplicitDynamics r;
   Mat<double> dW_gd = Mat<double>::Zero(W.rows(), W.cols());
   Mat<double> dW_prev = dW_gd;
   Weights<double> wp = w;
@@ -225,85 +225,6 @@ DynamicsResult implicit_dynamics(const Weights<double>& w, const Mat<double>& to
   }
   std::tie(r.slope, r.intercept) = loglog_fit(xs, ys);
   return r;
-}
-
-std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double>& context,
-                                      const ThoughtParams& p) {
-  const ModelConfig& c = w.config;
-  if (c.layers != 1) throw std::invalid_argument("the thought patch is implemented for one block");
-  const int T = c.token_dim, d = T - 1, n = static_cast<int>(context.cols());
-  std::mt19937_64 rng(p.seed);
-  std::normal_distribution<double> nd(0.0, 1.0);
-  const int mmax = *std::max_element(p.m_values.begin(), p.m_values.end());
-  const int total = mmax + p.heldout;
-  // Queries (x, 0); per query: anchor u_0(x), target MLP input u_C(x), residual-stream gap
-  // H_C - H_0 (residual blocks), full output.
-  Mat<double> ac(c.width, total), uc(c.width, total), dh(c.width, total), yfull(T, total),
-      xtok(T, total);
-  const auto& bw = w.blocks[0];
-  Mat<double> seq(T, n + 1);
-  seq.leftCols(n) = context;
-  for (int j = 0; j < total; ++j) {
-    Vec<double> x = Vec<double>::Zero(T);
-    for (int k = 0; k < d; ++k) x(k) = nd(rng);
-    xtok.col(j) = x;
-    seq.col(n) = x;
-    const Mat<double> z = embed(w, seq);
-    BlockCache<double> kf, kr;
-    block_forward(c, bw, z, &kf);
-    block_forward(c, bw, Mat<double>(z.col(n)), &kr);
-    uc.col(j) = kf.u.col(n);
-    ac.col(j) = kr.u.col(0);
-    dh.col(j) = kf.h.col(n) - kr.h.col(0);
-    yfull.col(j) = forward(w, seq).col(n);
-  }
-  const Mat<double>& W = bw.W[0];
-  const Mat<double> R = W * (uc - ac);   // r_j = W (u_C(x_j) - u_0(x_j))
-  // Error of the query-only model with dW on W1 and db on the last MLP bias, queries [j0, j0 + cnt).
-  auto err = [&](const Mat<double>& dW, const Vec<double>& db, int j0, int cnt) {
-    Weights<double> wp = w;
-    wp.blocks[0].W[0] = W + dW;
-    wp.blocks[0].b.back().col(0) += db;
-    double s = 0;  // each query is its own one-token sequence
-    for (int j = j0; j < j0 + cnt; ++j) {
-      const Mat<double> yj = forward(wp, Mat<double>(xtok.col(j)));
-      s += (yj - yfull.col(j)).squaredNorm();
-    }
-    return s / (double(cnt) * T);
-  };
-  const Vec<double> no_db = Vec<double>::Zero(w.blocks[0].b.back().rows());
-  std::vector<ThoughtRow> rows;
-  const double none = err(Mat<double>::Zero(W.rows(), W.cols()), no_db, mmax, p.heldout);
-  for (int m : p.m_values) {
-    ThoughtRow row;
-    row.m = m;
-    const Mat<double> Ac = ac.leftCols(m), Rm = R.leftCols(m);
-    Mat<double> G = Ac * Ac.transpose();
-    const double lam = p.ridge * G.trace() / c.width;
-    G.diagonal().array() += lam;
-    // dW* = R Ac^T (Ac Ac^T + lam I)^{-1}: solve (G) X = Ac R^T, dW* = X^T (G symmetric)
-    const Mat<double> dWs = G.ldlt().solve(Ac * Rm.transpose()).transpose();
-    Mat<double> avg = Mat<double>::Zero(W.rows(), W.cols());
-    for (int j = 0; j < m; ++j) avg += Rm.col(j) * ac.col(j).transpose() / ac.col(j).squaredNorm();
-    avg /= m;
-    // Static db2 = mean_j (H_C(x_j) - H_0(x_j)) for residual blocks (spec 3, 6).
-    const Vec<double> db2 = c.residual ? Vec<double>(dh.leftCols(m).rowwise().mean()) : no_db;
-    row.db2_norm = db2.norm();
-    row.train_err = err(dWs, db2, 0, m);
-    row.heldout_err = err(dWs, db2, mmax, p.heldout);
-    row.train_avg = err(avg, db2, 0, m);
-    row.heldout_avg = err(avg, db2, mmax, p.heldout);
-    if (c.residual) {
-      row.train_no_db2 = err(dWs, no_db, 0, m);
-      row.heldout_no_db2 = err(dWs, no_db, mmax, p.heldout);
-    } else {
-      row.train_no_db2 = row.train_err;
-      row.heldout_no_db2 = row.heldout_err;
-    }
-    row.heldout_none = none;
-    rows.push_back(row);
-  }
-  return rows;
 }
 
 #define ICL_PATCH_INSTANTIATE(S)                                                                  \

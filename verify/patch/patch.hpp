@@ -1,6 +1,6 @@
-// The exact rank-1 patch and its consequences (spec patch.md sections 2-6).
+// The exact rank-1 patch and its consequences (docs/patch.md §3-§9, §12). The experiments built
+// on it (check, dynamics, thought, align, train) are in verify/patch/experiments.hpp.
 #pragma once
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,7 +14,7 @@ enum class PatchStatus {
 };
 std::string to_string(PatchStatus s);
 
-// Rank-1 patch of a matrix W (spec 2): for the MLP input u_full (full context) and the anchor
+// Rank-1 patch of a matrix W (docs/patch.md §3): for the MLP input u_full (full context) and the anchor
 // a = u_red (reduced context),
 //     dW = (W delta) a^T / ||a||^2,   delta = u_full - a,     so (W + dW) a = W u_full.
 // The bias-only alternative is db = W delta. Guard: status DegenerateAnchor when
@@ -30,7 +30,7 @@ template <class S>
 Rank1Patch<S> rank1_patch(const Mat<S>& W, const Vec<S>& u_full, const Vec<S>& anchor,
                           double anchor_tol = 1e-8);
 
-enum class PatchMode {
+enum class PatchMode {  // docs/patch.md §4
   Full,        // dW on W1 and, for residual blocks, db2 = H_C - H_0 on the last MLP bias
   BiasOnly,    // db1 = W1 delta on the first MLP bias (+ db2 for residual blocks)
   BiasFree,    // dW on W1 and, for residual blocks, dW2 = (H_C - H_0) s^T/||s||^2 on the last
@@ -38,9 +38,9 @@ enum class PatchMode {
   WeightOnly,  // dW only (a negative control for residual blocks: NOT exact)
 };
 std::string to_string(PatchMode m);
-PatchMode patch_mode_from_string(const std::string& s);
+PatchMode patch_mode_from_string(const std::string& s);  // InvalidParams("mode") if unknown
 
-// Patch of one block so that block(reduced)_red_pos equals block(full)_pos (spec 2, 3):
+// Patch of one block so that block(reduced)_red_pos equals block(full)_pos (docs/patch.md §3-§6):
 //   u_C = MLP input at `pos` of the full sequence, u_0 = MLP input at `red_pos` of the reduced,
 //   dW = W1 (u_C - u_0) u_0^T / ||u_0||^2;  for residual blocks db2 = H_C - H_0.
 template <class S>
@@ -69,7 +69,7 @@ struct Diff {
 template <class S>
 Diff compare(const Mat<S>& reference, const Mat<S>& other);
 
-// Numerical rank of a matrix: number of singular values > rel_tol * sigma_max; also the ratio
+// Numerical rank of a matrix (docs/patch.md §12): number of singular values > rel_tol * sigma_max; also the ratio
 // sigma_2 / sigma_1 (0 for rank <= 1 matrices in exact arithmetic).
 struct RankInfo {
   int rank = 0;
@@ -79,7 +79,7 @@ struct RankInfo {
 template <class S>
 RankInfo numerical_rank(const Mat<S>& m, double rel_tol = 1e-10);
 
-// ---- one-block chunk patch (spec 2) ---------------------------------------------------------
+// ---- one-block chunk patch (docs/patch.md §3) ------------------------------------------------
 // Remove the context chunk [chunk_begin, chunk_end) of `tokens` (query = last column, never
 // removed), patch block 0 of a ONE-block model, and compare the query outputs:
 //   model(tokens)_query  vs  model_{W + dW}(tokens \ chunk)_query.
@@ -94,7 +94,7 @@ template <class S>
 ChunkCheck<S> chunk_check(const Weights<S>& w, const Mat<S>& tokens, int chunk_begin,
                           int chunk_end, PatchMode mode = PatchMode::Full);
 
-// ---- stacks (spec 3, 4) ---------------------------------------------------------------------
+// ---- stacks (docs/patch.md §7, negative controls §8) -------------------------------------------
 // Full-context pass on `tokens`; query-only pass on the query token (last column), patching
 // block l from the full sequence entering it (position `pos`) and the patched query-only
 // representation entering it. `patch_layers` = number of leading blocks patched (-1: all;
@@ -113,7 +113,7 @@ template <class S>
 StackCheck<S> stack_check(const Weights<S>& w, const Mat<S>& tokens, int pos, PatchMode mode,
                           int patch_layers = -1);
 
-// ---- implicit dynamics (spec 5) ---------------------------------------------------------------
+// ---- implicit dynamics (docs/patch.md §9) -----------------------------------------------------
 // One plain block (no residual). Prefix outputs A_i = A(c_1..c_i, x), A_0 = A(x),
 // dW_i = W (A_i - A_0) A_0^T / ||A_0||^2. Checks:
 //   prefix:  T_{W + dW_i}(x) = T_W(c_1..c_i, x) for every i        (max rel diff)
@@ -121,45 +121,16 @@ StackCheck<S> stack_check(const Weights<S>& w, const Mat<S>& tokens, int pos, Pa
 //            computed recursively from dW_0 = 0, against the closed form (max rel diff)
 //   steps:   s_i = ||dW_i - dW_{i-1}||_F = ||W (A_i - A_{i-1})|| / ||A_0||, i = 1..n
 //   slope:   least-squares slope of log s_i vs log i over i in [fit_from, n].
-struct DynamicsResult {
+struct ImplicitDynamics {
   std::vector<double> steps;   // s_1..s_n
   double prefix_max_rel = 0;
   double gd_max_rel = 0;
   double slope = 0, intercept = 0;
   int fit_from = 0;
 };
-DynamicsResult implicit_dynamics(const Weights<double>& w, const Mat<double>& tokens,
+ImplicitDynamics implicit_dynamics(const Weights<double>& w, const Mat<double>& tokens,
                                  int fit_from = 0 /* 0: max(2, n/8) */);
 // Least-squares fit log y = intercept + slope log x over the given points (y > 0).
 std::pair<double, double> loglog_fit(const std::vector<double>& x, const std::vector<double>& y);
-
-// ---- thought patch (spec 6) --------------------------------------------------------------------
-// One block, plain or residual (with or without Pre-LN). For a fixed context C and calibration
-// queries x_1..x_m, with u_C(x) / u_0(x) the MLP input at the query with / without the context
-// (plain: A(C, x) / A(x); residual: H or LN2(H)):
-//   a_j = u_0(x_j), r_j = W (u_C(x_j) - u_0(x_j)),
-//   dW* = R Ac^T (Ac Ac^T + lam I)^{-1},  lam = ridge * tr(Ac Ac^T) / width.
-// Residual blocks also get a static last-MLP-bias patch db2 = mean_j (H_C(x_j) - H_0(x_j)) over
-// the calibration queries (spec 3: the stream carries H_C - H_0 past the MLP). For m = 1 this is
-// the exact per-query patch up to the ridge.
-// Errors are mean squared differences (over queries and output coordinates) between the
-// query-only model output and the full-context output.
-struct ThoughtParams {
-  std::vector<int> m_values{1, 4, 16, 64, 256};
-  int heldout = 256;
-  double ridge = 1e-6;
-  std::uint64_t seed = 7;
-};
-struct ThoughtRow {
-  int m = 0;
-  double train_err = 0, heldout_err = 0;          // ridge thought patch (dW*, + db2 if residual)
-  double train_avg = 0, heldout_avg = 0;          // average of the m rank-1 patches (+ db2)
-  double train_no_db2 = 0, heldout_no_db2 = 0;    // dW* alone (residual control; = *_err if plain)
-  double heldout_none = 0;                        // no patch
-  double db2_norm = 0;                            // ||db2|| (0 for plain blocks)
-};
-// `context` is the context tokens (token_dim x n); queries are (x, 0) with x ~ N(0, I_d).
-std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double>& context,
-                                      const ThoughtParams& p);
 
 }  // namespace icl::verify::patch

@@ -5,6 +5,10 @@
 #include <cmath>
 #include <thread>
 
+#include "numerics/error.hpp"
+#include "numerics/seed.hpp"
+#include "verify/patch/patch.hpp"
+
 namespace icl::verify::patch {
 
 Prompt make_prompt(int d, int n_ctx, std::mt19937_64& rng) {
@@ -105,7 +109,7 @@ double patched_loss(const Weights<double>& w, const std::vector<Prompt>& batch, 
   return s / static_cast<double>(batch.size());
 }
 
-Adam::Adam(const Weights<double>& shape, const AdamParams& p)
+Adam::Adam(const Weights<double>& shape, const AdamOptions& p)
     : p_(p), m_(zeros_like(shape)), v_(zeros_like(shape)) {}
 
 void Adam::step(Weights<double>& w, Weights<double>& grad) {
@@ -123,15 +127,30 @@ void Adam::step(Weights<double>& w, Weights<double>& grad) {
   }
 }
 
-TrainResult train(Weights<double>& w, const TrainParams& p,
-                  const std::function<void(const TrainLogRow&)>& on_log) {
+void TrainOptions::validate() const {
+  auto fail = [](const char* f, const std::string& m) { throw InvalidParams(f, m); };
+  if (d < 1) fail("d", "must be >= 1");
+  if (n_ctx < 1) fail("n_ctx", "must be >= 1");
+  if (batch < 1) fail("batch", "must be >= 1");
+  if (steps < 0) fail("steps", "must be >= 0");
+  if (!(adam.lr > 0) || !std::isfinite(adam.lr)) fail("lr", "must be > 0 and finite");
+  if (!(clip >= 0)) fail("clip", "must be >= 0");
+  if (eval_every < 1) fail("eval_every", "must be >= 1");
+  if (eval_prompts < 1) fail("eval_prompts", "must be >= 1");
+  if (threads < 1) fail("threads", "must be >= 1");
+}
+
+TrainResult train(Weights<double>& w, const TrainOptions& p, const numerics::Progress& progress) {
+  p.validate();
   if (w.config.token_dim != p.d + 1)
-    throw std::invalid_argument("model token_dim must be d + 1");
+    throw InvalidParams("d", "the model's token_dim must be d + 1");
   TrainResult res;
-  const auto eval = make_prompts(p.d, p.n_ctx, p.eval_prompts, p.seed ^ 0x9e3779b97f4a7c15ULL);
+  res.options = p;
+  const auto eval =
+      make_prompts(p.d, p.n_ctx, p.eval_prompts, numerics::derive_seed(p.seed, "eval"));
   for (const auto& e : eval) res.zero_loss += e.target * e.target;
   res.zero_loss /= static_cast<double>(eval.size());
-  std::mt19937_64 rng(p.seed);
+  std::mt19937_64 rng(numerics::derive_seed(p.seed, "batches"));
   Adam adam(w, p.adam);
   const auto t0 = std::chrono::steady_clock::now();
   double run = 0;
@@ -144,7 +163,11 @@ TrainResult train(Weights<double>& w, const TrainParams& p,
     if (p.track_patch) row.eval_loss_patched = patched_loss(w, eval, &row.patch_max_rel);
     else row.eval_loss_patched = row.patch_max_rel = std::nan("");
     res.log.push_back(row);
-    if (on_log) on_log(row);
+    if (!std::isfinite(row.eval_loss) && res.status == numerics::Status::Converged) {
+      res.status = numerics::Status::NumericalFailure;
+      res.message = "non-finite evaluation loss at step " + std::to_string(step);
+    }
+    if (progress) progress(static_cast<std::size_t>(step), static_cast<std::size_t>(p.steps), "step");
     run = 0;
     run_n = 0;
   };
@@ -173,64 +196,6 @@ TrainResult train(Weights<double>& w, const TrainParams& p,
   res.final_eval_loss = res.log.back().eval_loss;
   res.tokens_per_second = train_seconds > 0 ? double(p.steps) * p.batch * (p.n_ctx + 1) / train_seconds : 0;
   return res;
-}
-
-double cos_frobenius(const Mat<double>& a, const Mat<double>& b) {
-  const double na = a.norm(), nb = b.norm();
-  if (na == 0 || nb == 0) return 0;
-  return (a.array() * b.array()).sum() / (na * nb);
-}
-
-AlignResult alignment(const Weights<double>& w, const AlignParams& p) {
-  if (w.config.layers != 1) throw std::invalid_argument("alignment needs a one-block model");
-  const int T = w.config.token_dim, d = T - 1;
-  const auto prompts = make_prompts(d, p.n_ctx, p.prompts, p.seed);
-  AlignResult r;
-  r.steps = p.steps;
-  std::vector<int> sorted = p.steps;
-  std::sort(sorted.begin(), sorted.end());
-  const int kmax = sorted.back();
-  std::vector<Mat<double>> impl;
-  std::vector<std::vector<Mat<double>>> ft;   // [prompt][steps index]
-  for (const Prompt& pr : prompts) {
-    const int n = p.n_ctx;
-    impl.push_back(stack_check(w, pr.tokens, n, PatchMode::Full).patches[0].dW1);
-    Weights<double> wt = w;
-    std::vector<Mat<double>> snaps(p.steps.size());
-    ForwardCache<double> cache;
-    for (int k = 1; k <= kmax; ++k) {
-      Weights<double> g = zeros_like(w);
-      for (int i = 0; i < n; ++i) {
-        Mat<double> tok = pr.tokens.col(i);
-        const double y = tok(d, 0);
-        tok(d, 0) = 0;                                   // fed as (x_i, 0)
-        const Mat<double> out = forward(wt, tok, &cache);
-        Mat<double> d_out = Mat<double>::Zero(T, 1);
-        d_out(d, 0) = 2 * (out(d, 0) - y) / n;           // d/dpred of (1/n) (pred - y)^2
-        backward(wt, cache, d_out, g);
-      }
-      wt.blocks[0].W[0] -= p.lr * g.blocks[0].W[0];     // SGD on W1 only
-      for (std::size_t s = 0; s < p.steps.size(); ++s)
-        if (p.steps[s] == k) snaps[s] = wt.blocks[0].W[0] - w.blocks[0].W[0];
-    }
-    ft.push_back(std::move(snaps));
-  }
-  const std::size_t P = prompts.size(), K = p.steps.size();
-  r.cos.assign(P, std::vector<double>(K, 0));
-  r.mean.assign(K, 0);
-  r.sem.assign(K, 0);
-  r.mismatched_mean.assign(K, 0);
-  for (std::size_t s = 0; s < K; ++s) {
-    for (std::size_t i = 0; i < P; ++i) {
-      r.cos[i][s] = cos_frobenius(impl[i], ft[i][s]);
-      r.mean[s] += r.cos[i][s] / double(P);
-      r.mismatched_mean[s] += cos_frobenius(impl[i], ft[(i + 1) % P][s]) / double(P);
-    }
-    double v = 0;
-    for (std::size_t i = 0; i < P; ++i) v += (r.cos[i][s] - r.mean[s]) * (r.cos[i][s] - r.mean[s]);
-    r.sem[s] = P > 1 ? std::sqrt(v / double(P - 1) / double(P)) : 0;
-  }
-  return r;
 }
 
 }  // namespace icl::verify::patch

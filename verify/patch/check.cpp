@@ -1,0 +1,156 @@
+// run_check: the block-by-block patch identity with its variants, float32 pass and negative
+// controls (docs/patch.md §3-§8, §12).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "numerics/error.hpp"
+#include "numerics/seed.hpp"
+#include "verify/patch/experiments.hpp"
+
+namespace icl::verify::patch {
+namespace {
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+// Elementwise max of per-layer differences (sizes may grow).
+void merge_layers(std::vector<Diff>& acc, const std::vector<Diff>& d) {
+  if (acc.size() < d.size()) acc.resize(d.size());
+  for (std::size_t l = 0; l < d.size(); ++l) acc[l].merge(d[l]);
+}
+
+// The model of the negative controls when the given one cannot show them (docs/patch.md §8):
+// Pre-LN residual, width 32 with an embedding, at least 4 blocks.
+ModelConfig control_config(ModelConfig c) {
+  c.residual = true;
+  c.layernorm = true;
+  if (!c.embed) {
+    c.embed = true;
+    c.width = 32;
+  }
+  c.layers = std::max(c.layers, 4);
+  return c;
+}
+
+template <class S>
+void accumulate(const StackCheck<S>& s, CheckResult& r) {
+  r.diff.merge(s.diff);
+  r.degenerate_anchors += s.degenerate;
+  for (const auto& ri : s.ranks) {
+    r.rank = std::max(r.rank, ri.rank);
+    r.sigma2_over_sigma1 = std::max(r.sigma2_over_sigma1, ri.sigma2_over_sigma1);
+  }
+  merge_layers(r.per_layer_max, s.per_layer);
+}
+
+}  // namespace
+
+void CheckOptions::validate() const {
+  model.spec.validate();
+  if (context < 1) throw InvalidParams("context", "must be >= 1");
+  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  if (pos < -1 || pos > context)
+    throw InvalidParams("pos", "must be in [0, context] (or -1: the query)");
+  if (chunk_begin != -1 || chunk_end != -1) {
+    if (chunk_begin < 0 || chunk_end < chunk_begin || chunk_end > context)
+      throw InvalidParams("chunk", "B:E needs 0 <= B <= E <= context, got " +
+                                       std::to_string(chunk_begin) + ":" + std::to_string(chunk_end));
+  }
+  if (!(tol > 0)) throw InvalidParams("tol", "must be > 0");
+  if (patch_layers < -1) throw InvalidParams("patch_layers", "must be >= -1 (-1: all)");
+  validate_pretraining(training);
+}
+
+CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress) {
+  o.validate();
+  Weights<double> w = make_model(o.model, numerics::derive_seed(o.seed, "weights"));
+  CheckResult r;
+  r.training = pretrain(w, o.training, o.seed, o.context, progress);
+  const ModelConfig& c = w.config;
+  r.model = w;
+  r.config = c;
+  r.weights = o.model.weights.empty() ? "random (seed " + std::to_string(o.seed) + ")" : o.model.weights;
+  r.context = o.context;
+  r.position = o.pos < 0 ? o.context : o.pos;
+  r.prompts = o.prompts;
+  r.tolerance = o.tol;
+  r.controls = o.controls;
+  r.has_chunk = o.controls && o.chunk_begin >= 0;
+  if (r.has_chunk && c.layers != 1)
+    throw InvalidParams("chunk", "needs a one-block model (layers 1)");
+  r.chunk_begin = o.chunk_begin;
+  r.chunk_end = o.chunk_end;
+  const int pos = r.position;
+  const auto prompts = make_prompts(c.token_dim - 1, o.context, o.prompts,
+                                    numerics::derive_seed(o.seed, "prompts"));
+  const bool first_on_given = c.layers > 1, weight_on_given = c.residual;
+  const ModelConfig cc = control_config(c);
+  Weights<double> control;
+  if (o.controls && (!first_on_given || !weight_on_given))
+    control = init_weights(cc, {.seed = numerics::derive_seed(o.seed, "control-model")});
+  const std::string control_name =
+      "control (Pre-LN, 32 wide, " + std::to_string(cc.layers) + " layers)";
+  r.first_block_only.given_model = first_on_given;
+  r.first_block_only.model = first_on_given ? "given" : control_name;
+  r.weight_only.given_model = weight_on_given;
+  r.weight_only.model = weight_on_given ? "given" : control_name;
+  const Weights<float> w32 = cast_weights<float>(w);
+  double seconds = 0;
+  for (std::size_t k = 0; k < prompts.size(); ++k) {
+    const Mat<double>& tok = prompts[k].tokens;
+    const Mat<float> tok32 = tok.cast<float>();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (o.precision == Precision::Double) {
+      const auto s = stack_check(w, tok, pos, o.mode, o.patch_layers);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      accumulate(s, r);
+      if (k == 0) r.per_layer = s.per_layer;
+    } else {
+      const auto s = stack_check(w32, tok32, pos, o.mode, o.patch_layers);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      accumulate(s, r);
+      if (k == 0) r.per_layer = s.per_layer;
+    }
+    if (o.controls) {
+      const auto s32 = stack_check(w32, tok32, pos, PatchMode::Full);
+      r.float32.merge(s32.diff);
+      merge_layers(r.per_layer_float32_max, s32.per_layer);
+      const auto first = stack_check(first_on_given ? w : control, tok, pos, PatchMode::Full, 1);
+      r.first_block_only.diff.merge(first.diff);
+      merge_layers(r.per_layer_first_only_max, first.per_layer);
+      r.bias_only.merge(stack_check(w, tok, pos, PatchMode::BiasOnly).diff);
+      r.bias_free.merge(stack_check(w, tok, pos, PatchMode::BiasFree).diff);
+      if (r.has_chunk) {
+        const auto ch = chunk_check(w, tok, o.chunk_begin, o.chunk_end, PatchMode::Full);
+        r.chunk.merge(ch.diff);
+        r.chunk_rank = std::max(r.chunk_rank, ch.rank.rank);
+        if (ch.patch.status != PatchStatus::Ok) ++r.degenerate_anchors;
+      }
+      const auto wo = stack_check(weight_on_given ? w : control, tok, pos, PatchMode::WeightOnly);
+      r.weight_only.diff.merge(wo.diff);
+      merge_layers(r.per_layer_weight_only_max, wo.per_layer);
+    }
+    if (progress) progress(k + 1, prompts.size(), "prompt");
+  }
+  r.seconds_per_check = seconds / o.prompts;
+  r.pass = r.diff.max_rel <= o.tol && r.degenerate_anchors == 0 && r.bias_only.max_rel <= o.tol &&
+           r.bias_free.max_rel <= o.tol && r.chunk.max_rel <= o.tol;
+  r.status = r.pass ? numerics::Status::Converged : numerics::Status::CheckFailed;
+  if (r.pass) {
+    r.message = "identity holds: max_rel_diff " + fmt(r.diff.max_rel) + " <= tol " + fmt(o.tol);
+  } else {
+    r.message = "patch identity failed: max_rel_diff " + fmt(r.diff.max_rel);
+    if (o.controls)
+      r.message += ", bias-only " + fmt(r.bias_only.max_rel) + ", bias-free " +
+                   fmt(r.bias_free.max_rel) + (r.has_chunk ? ", chunk " + fmt(r.chunk.max_rel) : "");
+    r.message += " (tol " + fmt(o.tol) + "), degenerate anchors " +
+                 std::to_string(r.degenerate_anchors);
+  }
+  return r;
+}
+
+}  // namespace icl::verify::patch

@@ -1,0 +1,272 @@
+// run_dynamics, run_thought, run_align, run_train and the pieces the experiments share
+// (docs/patch.md §9-§11, §13). run_check is in check.cpp.
+#include "verify/patch/experiments.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "numerics/error.hpp"
+#include "numerics/seed.hpp"
+
+namespace icl::verify::patch {
+
+TrainOptions default_pretraining() {
+  TrainOptions t;
+  t.steps = 0;
+  t.n_ctx = 0;
+  return t;
+}
+
+std::string to_string(Precision p) { return p == Precision::Double ? "double" : "float"; }
+Precision precision_from_string(const std::string& s) {
+  if (s == "double") return Precision::Double;
+  if (s == "float") return Precision::Float;
+  throw InvalidParams("precision", "must be double or float (got '" + s + "')");
+}
+
+std::optional<TrainResult> pretrain(Weights<double>& w, TrainOptions o, std::uint64_t seed,
+                                    int context, const numerics::Progress& progress) {
+  if (o.steps <= 0) return std::nullopt;
+  o.d = w.config.token_dim - 1;
+  o.seed = numerics::derive_seed(seed, "training");
+  if (o.n_ctx == 0) o.n_ctx = context;
+  return train(w, o, progress);
+}
+
+void validate_pretraining(const TrainOptions& t) {
+  if (t.steps < 0) throw InvalidParams("train_steps", "must be >= 0");
+  if (t.steps == 0) return;
+  TrainOptions c = t;
+  if (c.n_ctx == 0) c.n_ctx = 1;  // 0: the experiment's context
+  c.validate();
+}
+
+namespace {
+
+// A one-block model: random from `src` with layers 1, or loaded (then it must have one block).
+Weights<double> one_block_model(ModelSource src, std::uint64_t seed, const char* what) {
+  src.spec.layers = 1;
+  Weights<double> w = make_model(src, numerics::derive_seed(seed, "weights"));
+  if (w.config.layers != 1)
+    throw InvalidParams("weights", std::string(what) + " needs a one-block model, '" +
+                                       src.weights + "' has " + std::to_string(w.config.layers));
+  return w;
+}
+
+}  // namespace
+
+// ---- dynamics --------------------------------------------------------------------------------
+
+void DynamicsOptions::validate() const {
+  model.spec.validate();
+  if (context < 2) throw InvalidParams("context", "must be >= 2");
+  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  if (!(tol > 0)) throw InvalidParams("tol", "must be > 0");
+  validate_pretraining(training);
+}
+
+DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Prompt>& prompts) {
+  DynamicsMeasure m;
+  if (prompts.empty()) return m;
+  const int n = static_cast<int>(prompts[0].tokens.cols()) - 1;
+  m.fit_from = std::max(2, n / 8);
+  std::vector<std::vector<double>> samples(static_cast<std::size_t>(n));
+  double slope = 0;
+  for (const Prompt& p : prompts) {
+    const ImplicitDynamics r = implicit_dynamics(w, p.tokens, m.fit_from);
+    for (std::size_t i = 0; i < samples.size(); ++i) samples[i].push_back(r.steps[i]);
+    m.prefix_max_rel = std::max(m.prefix_max_rel, r.prefix_max_rel);
+    m.gd_max_rel = std::max(m.gd_max_rel, r.gd_max_rel);
+    m.slopes.push_back(r.slope);
+    slope += r.slope;
+  }
+  m.slope_mean_over_prompts = slope / static_cast<double>(prompts.size());
+  std::vector<double> xs, ys;
+  for (int i = 1; i <= n; ++i) {
+    m.steps.push_back(numerics::estimate(samples[static_cast<std::size_t>(i) - 1]));
+    if (i >= m.fit_from) {
+      xs.push_back(i);
+      ys.push_back(m.steps.back().mean);
+    }
+  }
+  std::tie(m.slope_of_mean_curve, m.intercept_of_mean_curve) = loglog_fit(xs, ys);
+  return m;
+}
+
+DynamicsResult run_dynamics(const DynamicsOptions& o, const numerics::Progress& progress) {
+  o.validate();
+  ModelSource src = o.model;  // one plain block (docs/patch.md §9)
+  src.spec.layers = 1;
+  src.spec.residual = src.spec.pre_ln = false;
+  const std::uint64_t init = numerics::derive_seed(o.seed, "weights");
+  Weights<double> wa = make_model(src, init);
+  ModelSource rsrc = src;
+  rsrc.spec.kind = LayerKind::Rnn;
+  rsrc.weights = o.rnn_weights;
+  Weights<double> wr = make_model(rsrc, init);
+  if (wa.config.token_dim != wr.config.token_dim)
+    throw InvalidParams("rnn_weights", "the attention and RNN models have different token_dim");
+  const auto prompts = make_prompts(wa.config.token_dim - 1, o.context, o.prompts,
+                                    numerics::derive_seed(o.seed, "prompts"));
+  DynamicsResult r;
+  r.context = o.context;
+  r.prompts = o.prompts;
+  r.tolerance = o.tol;
+  auto model = [&](DynamicsModel& m, Weights<double>& w, const std::string& file) {
+    m.config = w.config;
+    m.label = file.empty() ? "random" : "loaded";
+    m.weights = file;
+    m.initial = measure_dynamics(w, prompts);
+    if (progress) progress(1, 1, (w.config.kind == LayerKind::Rnn ? "rnn" : "attention"));
+    m.training = pretrain(w, o.training, o.seed, o.context, progress);
+    if (m.training) m.trained = measure_dynamics(w, prompts);
+  };
+  model(r.attention, wa, o.model.weights);
+  model(r.rnn, wr, o.rnn_weights);
+  double worst = 0;
+  for (const DynamicsModel* m : {&r.attention, &r.rnn}) {
+    worst = std::max({worst, m->initial.prefix_max_rel, m->initial.gd_max_rel});
+    if (m->trained) worst = std::max({worst, m->trained->prefix_max_rel, m->trained->gd_max_rel});
+  }
+  const bool ok = worst <= o.tol;
+  r.status = ok ? numerics::Status::Converged : numerics::Status::CheckFailed;
+  r.message = std::string(ok ? "prefix and online-GD identities hold" : "identity failed") +
+              ": max rel diff " + std::to_string(worst) + (ok ? " <= tol " : " > tol ") +
+              std::to_string(o.tol);
+  return r;
+}
+
+// ---- thought ---------------------------------------------------------------------------------
+
+void ThoughtOptions::validate() const {
+  model.spec.validate();
+  if (context < 1) throw InvalidParams("context", "must be >= 1");
+  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  if (m_values.empty()) throw InvalidParams("m", "needs at least one calibration size");
+  for (int m : m_values)
+    if (m < 1) throw InvalidParams("m", "calibration sizes must be >= 1");
+  if (heldout < 1) throw InvalidParams("heldout", "must be >= 1");
+  if (!(ridge > 0) || !std::isfinite(ridge)) throw InvalidParams("ridge", "must be > 0");
+  validate_pretraining(training);
+}
+
+ThoughtResult run_thought(const ThoughtOptions& o, const numerics::Progress& progress) {
+  o.validate();
+  Weights<double> w = one_block_model(o.model, o.seed, "the thought patch");
+  std::optional<TrainResult> training = pretrain(w, o.training, o.seed, o.context, progress);
+  ThoughtResult r = run_thought(w, o, progress);
+  r.weights = o.model.weights;
+  r.training = std::move(training);
+  return r;
+}
+
+ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& o,
+                          const numerics::Progress& progress) {
+  o.validate();
+  if (w.config.layers != 1) throw InvalidParams("layers", "the thought patch needs a one-block model");
+  ThoughtResult r;
+  r.model = w;
+  r.config = w.config;
+  r.context = o.context;
+  r.prompts = o.prompts;
+  r.heldout = o.heldout;
+  r.ridge = o.ridge;
+  const auto prompts = make_prompts(w.config.token_dim - 1, o.context, o.prompts,
+                                    numerics::derive_seed(o.seed, "prompts"));
+  for (std::size_t k = 0; k < prompts.size(); ++k) {
+    r.per_prompt.push_back(thought_patch(w, Mat<double>(prompts[k].tokens.leftCols(o.context)), o,
+                                         numerics::derive_seed(o.seed, "calibration", k)));
+    if (progress) progress(k + 1, prompts.size(), "context");
+  }
+  for (std::size_t i = 0; i < o.m_values.size(); ++i) {
+    ThoughtSummary s;
+    s.m = o.m_values[i];
+    auto est = [&](double ThoughtRow::*f) {
+      std::vector<double> v;
+      for (const auto& rows : r.per_prompt) v.push_back(rows[i].*f);
+      return numerics::estimate(v);
+    };
+    s.train_err = est(&ThoughtRow::train_err);
+    s.heldout_err = est(&ThoughtRow::heldout_err);
+    s.train_avg = est(&ThoughtRow::train_avg);
+    s.heldout_avg = est(&ThoughtRow::heldout_avg);
+    s.heldout_none = est(&ThoughtRow::heldout_none);
+    s.train_no_db2 = est(&ThoughtRow::train_no_db2);
+    s.heldout_no_db2 = est(&ThoughtRow::heldout_no_db2);
+    s.db2_norm = est(&ThoughtRow::db2_norm);
+    if (!std::isfinite(s.heldout_err.mean) || !std::isfinite(s.train_err.mean)) {
+      r.status = numerics::Status::NumericalFailure;
+      r.message = "non-finite thought-patch error at m = " + std::to_string(s.m);
+    }
+    r.summary.push_back(s);
+  }
+  return r;
+}
+
+// ---- align -----------------------------------------------------------------------------------
+
+void AlignOptions::validate() const {
+  model.spec.validate();
+  if (context < 1) throw InvalidParams("context", "must be >= 1");
+  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  if (steps.empty()) throw InvalidParams("sgd_steps", "needs at least one step count");
+  for (int s : steps)
+    if (s < 1) throw InvalidParams("sgd_steps", "step counts must be >= 1");
+  if (!(lr > 0) || !std::isfinite(lr)) throw InvalidParams("sgd_lr", "must be > 0");
+  validate_pretraining(training);
+}
+
+AlignResult run_align(const AlignOptions& o, const numerics::Progress& progress) {
+  o.validate();
+  Weights<double> w = one_block_model(o.model, o.seed, "alignment");
+  std::optional<TrainResult> training = pretrain(w, o.training, o.seed, o.context, progress);
+  AlignResult r = run_align(w, o, progress);
+  r.weights = o.model.weights;
+  r.trained = training.has_value() || !o.model.weights.empty();
+  r.training = std::move(training);
+  return r;
+}
+
+AlignResult run_align(const Weights<double>& w, const AlignOptions& o,
+                      const numerics::Progress& progress) {
+  o.validate();
+  AlignResult r;
+  r.model = w;
+  r.config = w.config;
+  r.context = o.context;
+  r.prompts = o.prompts;
+  r.lr = o.lr;
+  const auto prompts = make_prompts(w.config.token_dim - 1, o.context, o.prompts,
+                                    numerics::derive_seed(o.seed, "prompts"));
+  r.alignment = alignment(w, prompts, o.steps, o.lr);
+  if (progress) progress(1, 1, "alignment");
+  for (double m : r.alignment.mean)
+    if (!std::isfinite(m)) {
+      r.status = numerics::Status::NumericalFailure;
+      r.message = "non-finite cos_F";
+    }
+  return r;
+}
+
+// ---- train -----------------------------------------------------------------------------------
+
+void TrainRunOptions::validate() const {
+  model.spec.validate();
+  training.validate();
+}
+
+TrainRunResult run_train(const TrainRunOptions& o, const numerics::Progress& progress) {
+  o.validate();
+  TrainRunResult r;
+  r.seed = o.seed;
+  r.initial = make_model(o.model, numerics::derive_seed(o.seed, "weights"));
+  r.weights = r.initial;
+  r.config = r.weights.config;
+  TrainOptions t = o.training;
+  t.d = r.config.token_dim - 1;
+  t.seed = numerics::derive_seed(o.seed, "training");
+  r.training = train(r.weights, t, progress);
+  return r;
+}
+
+}  // namespace icl::verify::patch

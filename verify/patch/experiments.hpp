@@ -1,0 +1,248 @@
+// The experiments of `icl patch check|dynamics|thought|align|train`, `icl_theory.patch_check`
+// and figures 8-12, each in one place: an Options struct (defaults and valid ranges documented
+// per field, validate() throws icl::InvalidParams naming the field), run_*(options, progress)
+// and a typed result carrying a numerics::Status. Serializers: verify/patch/serialize.hpp.
+//
+// Seeds: an experiment has one base `seed`; its random streams are
+// numerics::derive_seed(seed, "weights") (random initialisation), "prompts" (evaluation
+// prompts), "training" (TrainOptions::seed of a --train-steps run), "control-model" (the model
+// of the negative controls), "calibration" k (thought-patch queries of context k).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "numerics/progress.hpp"
+#include "numerics/statistics.hpp"
+#include "numerics/status.hpp"
+#include "verify/patch/model_spec.hpp"
+#include "verify/patch/patch.hpp"
+#include "verify/patch/train.hpp"
+
+namespace icl::verify::patch {
+
+// Training before an experiment (--train-steps): `training.steps` = 0 means none. The
+// experiment sets training.d from its model, training.seed from its "training" stream, and
+// training.n_ctx = the experiment's context when training.n_ctx is 0.
+TrainOptions default_pretraining();  // TrainOptions with steps 0 and n_ctx 0
+
+enum class Precision { Double, Float };
+std::string to_string(Precision p);
+Precision precision_from_string(const std::string& s);  // "double" | "float"; InvalidParams
+
+// ---- check (docs/patch.md §3-§8, §12) -------------------------------------------------------
+struct CheckOptions {
+  ModelSource model;
+  std::uint64_t seed = 1;
+  TrainOptions training = default_pretraining();
+  int context = 50;        // context pairs n, >= 1
+  int prompts = 1;         // prompts, >= 1
+  int pos = -1;            // position whose output is matched, in [-1, context] (-1: the query)
+  int chunk_begin = -1;    // also remove context tokens [chunk_begin, chunk_end) (one block);
+  int chunk_end = -1;      //   -1: no chunk. 0 <= begin <= end <= context
+  double tol = 1e-10;      // identity holds when max_rel_diff <= tol, > 0
+  PatchMode mode = PatchMode::Full;     // the patch of the main identity
+  Precision precision = Precision::Double;
+  int patch_layers = -1;   // leading blocks patched (-1: all), >= -1
+  // Also run the variants (bias-only, bias-free, chunk), the float32 pass and the negative
+  // controls (weight-only with a residual stream, first block only). When the model cannot
+  // show a control (plain blocks, one block), it runs on a control model: Pre-LN, width 32 with
+  // an embedding, max(layers, 4) blocks, seeded by the "control-model" stream.
+  bool controls = true;
+  void validate() const;
+};
+struct NegativeControl {
+  Diff diff;
+  bool given_model = true;  // false: ran on the control model
+  std::string model;        // "given" or "control (Pre-LN, 32 wide, L layers)"
+};
+struct CheckResult {
+  numerics::Status status = numerics::Status::Converged;  // CheckFailed when an identity fails
+  std::string message;
+  Weights<double> model;               // the model checked (after any training)
+  ModelConfig config;
+  std::string weights;                 // file, or "random (seed N)"
+  std::optional<TrainResult> training;
+  int context = 0, position = 0, prompts = 0;
+  double tolerance = 0;
+  Diff diff;                           // main identity, max over prompts
+  int rank = 0;                        // largest numerical rank of a dW1
+  double sigma2_over_sigma1 = 0;       // largest sigma2/sigma1 of a dW1
+  int degenerate_anchors = 0;
+  std::vector<Diff> per_layer;         // first prompt
+  double seconds_per_check = 0;
+  bool controls = false;               // the fields below were computed
+  Diff float32, bias_only, bias_free;
+  bool has_chunk = false;
+  int chunk_begin = 0, chunk_end = 0, chunk_rank = 0;
+  Diff chunk;
+  NegativeControl weight_only, first_block_only;
+  // Max over prompts of the representation after each block: double, float32, and the two
+  // controls (the controls' size is the control model's depth when they ran on it).
+  std::vector<Diff> per_layer_max, per_layer_float32_max, per_layer_first_only_max,
+      per_layer_weight_only_max;
+  bool pass = false;                   // main, variants and chunk within tol, no degenerate anchor
+};
+// Progress: (prompt, prompts, "prompt"), and training steps first when training.steps > 0.
+CheckResult run_check(const CheckOptions& options, const numerics::Progress& progress = {});
+
+// ---- dynamics (docs/patch.md §9) -----------------------------------------------------------
+// One plain block (layers 1, no residual) with softmax/linear attention (spec.kind) and one with
+// an Elman RNN, both random ("weights" stream) or loaded (model.weights / rnn_weights).
+struct DynamicsOptions {
+  ModelSource model;
+  std::string rnn_weights;  // RNN weights file (empty: random)
+  std::uint64_t seed = 1;
+  TrainOptions training = default_pretraining();  // steps > 0: measure again after training
+  int context = 50;         // context pairs n, >= 2
+  int prompts = 1;          // >= 1
+  double tol = 1e-8;        // prefix and online-GD identities hold when max rel diff <= tol, > 0
+  void validate() const;
+};
+struct DynamicsMeasure {
+  double prefix_max_rel = 0, gd_max_rel = 0;
+  double slope_mean_over_prompts = 0;
+  double slope_of_mean_curve = 0, intercept_of_mean_curve = 0;
+  std::vector<double> slopes;                 // per prompt
+  int fit_from = 0;                           // fit over i in [fit_from, context]
+  std::vector<numerics::Estimate> steps;      // ||dW_i - dW_{i-1}||_F, i = 1..n, over prompts
+};
+struct DynamicsModel {
+  ModelConfig config;
+  std::string label;        // "random" or "loaded"
+  std::string weights;      // file when loaded
+  DynamicsMeasure initial;
+  std::optional<TrainResult> training;
+  std::optional<DynamicsMeasure> trained;
+};
+struct DynamicsResult {
+  numerics::Status status = numerics::Status::Converged;
+  std::string message;
+  int context = 0, prompts = 0;
+  double tolerance = 0;
+  DynamicsModel attention, rnn;
+};
+// The mean curve and fits of implicit_dynamics over `prompts` (fit from max(2, n/8)).
+DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Prompt>& prompts);
+DynamicsResult run_dynamics(const DynamicsOptions& options, const numerics::Progress& progress = {});
+
+// ---- thought patch (docs/patch.md §10) -------------------------------------------------------
+// One block, plain or residual (with or without Pre-LN). For a fixed context C and calibration
+// queries x_1..x_m, with u_C(x) / u_0(x) the MLP input at the query with / without the context
+// (plain: A(C, x) / A(x); residual: H or LN2(H)):
+//   a_j = u_0(x_j), r_j = W (u_C(x_j) - u_0(x_j)),
+//   dW* = R Ac^T (Ac Ac^T + lam I)^{-1},  lam = ridge * tr(Ac Ac^T) / width.
+// Residual blocks also get a static last-MLP-bias patch db2 = mean_j (H_C(x_j) - H_0(x_j)) over
+// the calibration queries (docs/patch.md §5: the stream carries H_C - H_0 past the MLP). For
+// m = 1 this is the exact per-query patch up to the ridge.
+// Errors are mean squared differences (over queries and output coordinates) between the
+// query-only model output and the full-context output.
+struct ThoughtOptions {
+  ModelSource model;        // one block (layers forced to 1 for a random model)
+  std::uint64_t seed = 1;
+  TrainOptions training = default_pretraining();
+  int context = 50;         // context pairs, >= 1
+  int prompts = 1;          // contexts, >= 1
+  std::vector<int> m_values{1, 4, 16, 64, 256};  // calibration sizes, each >= 1, not empty
+  int heldout = 256;        // held-out queries, >= 1
+  double ridge = 1e-6;      // relative ridge, > 0
+  void validate() const;
+};
+struct ThoughtRow {
+  int m = 0;
+  double train_err = 0, heldout_err = 0;          // ridge thought patch (dW*, + db2 if residual)
+  double train_avg = 0, heldout_avg = 0;          // average of the m rank-1 patches (+ db2)
+  double train_no_db2 = 0, heldout_no_db2 = 0;    // dW* alone (residual control; = *_err if plain)
+  double heldout_none = 0;                        // no patch
+  double db2_norm = 0;                            // ||db2|| (0 for plain blocks)
+};
+// One context (token_dim x n); queries (x, 0) with x ~ N(0, I_d) drawn from `query_seed`.
+std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double>& context,
+                                      const ThoughtOptions& o, std::uint64_t query_seed);
+struct ThoughtSummary {     // over contexts
+  int m = 0;
+  numerics::Estimate train_err, heldout_err, train_avg, heldout_avg, heldout_none, train_no_db2,
+      heldout_no_db2, db2_norm;
+};
+struct ThoughtResult {
+  numerics::Status status = numerics::Status::Converged;  // NumericalFailure: non-finite error
+  std::string message;
+  Weights<double> model;               // the model (after any training)
+  ModelConfig config;
+  std::string weights;                 // file, empty when random
+  std::optional<TrainResult> training;
+  int context = 0, prompts = 0, heldout = 0;
+  double ridge = 0;
+  std::vector<std::vector<ThoughtRow>> per_prompt;
+  std::vector<ThoughtSummary> summary;  // one per m
+};
+ThoughtResult run_thought(const ThoughtOptions& options, const numerics::Progress& progress = {});
+// On a given one-block model (figures share one trained model); ignores model and training.
+ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& options,
+                          const numerics::Progress& progress = {});
+
+// ---- alignment with explicit fine-tuning (docs/patch.md §11) ----------------------------------
+// For each prompt, dW_impl = dW(C) (block 0, query-only anchor) and dW_ft = W1 after k SGD
+// steps minus W1, where each SGD step is a full-batch gradient step on
+// (1/n) sum_i (pred(x_i, 0) - y_i)^2 over the context examples fed one at a time as the token
+// (x_i, 0), only W1 of block 0 updated. cos_F = <dW_impl, dW_ft>_F / (|dW_impl| |dW_ft|).
+struct AlignOptions {
+  ModelSource model;        // one block
+  std::uint64_t seed = 1;
+  TrainOptions training = default_pretraining();
+  int context = 50;         // context pairs, >= 1
+  int prompts = 16;         // >= 1 (the mismatched control needs >= 2)
+  std::vector<int> steps{1, 2, 5, 10, 20, 50, 100};  // SGD step counts reported, each >= 1
+  double lr = 0.01;         // SGD learning rate, > 0
+  void validate() const;
+};
+struct Alignment {
+  std::vector<int> steps;
+  std::vector<std::vector<double>> cos;     // [prompt][steps index]
+  std::vector<double> mean, sem;            // over prompts
+  std::vector<double> mismatched_mean;      // control: dW_impl of prompt p vs dW_ft of p+1
+};
+Alignment alignment(const Weights<double>& w, const std::vector<Prompt>& prompts,
+                    const std::vector<int>& steps, double lr);
+double cos_frobenius(const Mat<double>& a, const Mat<double>& b);
+struct AlignResult {
+  numerics::Status status = numerics::Status::Converged;  // NumericalFailure: non-finite cos
+  std::string message;
+  Weights<double> model;               // the model (after any training)
+  ModelConfig config;
+  std::string weights;
+  std::optional<TrainResult> training;
+  bool trained = false;                // trained here or loaded (random weights: cos about 0)
+  int context = 0, prompts = 0;
+  double lr = 0;
+  Alignment alignment;
+};
+AlignResult run_align(const AlignOptions& options, const numerics::Progress& progress = {});
+AlignResult run_align(const Weights<double>& w, const AlignOptions& options,
+                      const numerics::Progress& progress = {});
+
+// ---- train (docs/patch.md §13) ---------------------------------------------------------------
+struct TrainRunOptions {
+  ModelSource model;
+  std::uint64_t seed = 1;              // "weights" and "training" streams
+  TrainOptions training;               // d and seed are set from the model and `seed`
+  void validate() const;
+};
+struct TrainRunResult {
+  std::uint64_t seed = 0;              // the base seed
+  ModelConfig config;
+  Weights<double> initial;             // the weights before training
+  Weights<double> weights;             // the trained weights
+  TrainResult training;                // status lives here
+};
+TrainRunResult run_train(const TrainRunOptions& options, const numerics::Progress& progress = {});
+
+// Train `w` in place when o.steps > 0 (after filling d, seed and n_ctx as described above).
+std::optional<TrainResult> pretrain(Weights<double>& w, TrainOptions o, std::uint64_t seed,
+                                    int context, const numerics::Progress& progress);
+// validate() of such options: steps >= 0 ("train_steps"); with steps > 0, the TrainOptions
+// fields (n_ctx 0 allowed).
+void validate_pretraining(const TrainOptions& t);
+
+}  // namespace icl::verify::patch

@@ -1,0 +1,69 @@
+#include "verify/patch/model_spec.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "numerics/error.hpp"
+
+namespace icl::verify::patch {
+
+void ModelSpec::validate() const {
+  if (d < 1) throw InvalidParams("d", "must be >= 1, got " + std::to_string(d));
+  if (layers < 1) throw InvalidParams("layers", "must be >= 1, got " + std::to_string(layers));
+  if (heads < 1) throw InvalidParams("heads", "must be >= 1, got " + std::to_string(heads));
+  if (head_dim < 1) throw InvalidParams("head_dim", "must be >= 1, got " + std::to_string(head_dim));
+  if (width < 0) throw InvalidParams("width", "must be >= 0, got " + std::to_string(width));
+  if (mlp_hidden < 1) throw InvalidParams("mlp_hidden", "must be >= 1, got " + std::to_string(mlp_hidden));
+  if (mlp_depth < 1) throw InvalidParams("mlp_depth", "must be >= 1, got " + std::to_string(mlp_depth));
+}
+
+ModelConfig ModelSpec::config() const {
+  validate();
+  ModelConfig c;
+  c.token_dim = d + 1;
+  c.layers = layers;
+  c.kind = kind;
+  c.heads = heads;
+  c.head_dim = head_dim;
+  c.mlp_hidden = mlp_hidden;
+  c.mlp_depth = mlp_depth;
+  c.act = act;
+  c.causal = causal;
+  c.residual = residual || pre_ln;
+  c.layernorm = pre_ln;
+  // width 0: the token dimension for plain blocks, 32 with an embedding for residual blocks
+  c.width = width == 0 ? (c.residual ? 32 : c.token_dim) : width;
+  c.embed = c.width != c.token_dim || (c.residual && width == 0);
+  c.validate();
+  return c;
+}
+
+Weights<double> load_model(const std::string& path, const ModelSource& src) {
+  if (!std::filesystem::exists(path))
+    throw InvalidParams("weights", "file '" + path + "' does not exist");
+  Weights<double> w;
+  try {
+    w = load_weights_file(path);
+  } catch (const std::exception& e) {
+    throw InvalidParams("weights", "cannot load '" + path + "': " + e.what());
+  }
+  const ModelConfig& c = w.config;
+  const ModelSpec& s = src.spec;
+  auto mismatch = [&](const char* field, int given, int file) {
+    throw InvalidParams(field, std::to_string(given) + " but '" + path + "' has " +
+                                   std::to_string(file));
+  };
+  if (src.given_width && s.width != 0 && s.width != c.width) mismatch("width", s.width, c.width);
+  if (src.given_layers && s.layers != c.layers) mismatch("layers", s.layers, c.layers);
+  if (src.given_heads && c.kind != LayerKind::Rnn && s.heads != c.heads)
+    mismatch("heads", s.heads, c.heads);
+  if (src.given_d && s.d + 1 != c.token_dim) mismatch("d", s.d, c.token_dim - 1);
+  return w;
+}
+
+Weights<double> make_model(const ModelSource& src, std::uint64_t init_seed) {
+  if (!src.weights.empty()) return load_model(src.weights, src);
+  return init_weights(src.spec.config(), {.seed = init_seed});
+}
+
+}  // namespace icl::verify::patch

@@ -1,0 +1,242 @@
+#include "verify/patch/serialize.hpp"
+
+#include "numerics/status.hpp"
+
+namespace icl::verify::patch {
+namespace {
+
+void put_status(Json& j, numerics::Status s, const std::string& message) {
+  j["status"] = numerics::to_string(s);
+  j["message"] = message;
+}
+
+Json diffs(const std::vector<Diff>& v) {
+  Json a = Json::array();
+  for (const auto& d : v) a.push_back(to_json(d));
+  return a;
+}
+
+}  // namespace
+
+Json to_json(const ModelConfig& c) {
+  return {{"token_dim", c.token_dim},   {"embed", c.embed},
+          {"width", c.width},           {"layers", c.layers},
+          {"kind", to_string(c.kind)},  {"heads", c.heads},
+          {"head_dim", c.head_dim},     {"causal", c.causal},
+          {"mlp_hidden", c.mlp_hidden}, {"mlp_depth", c.mlp_depth},
+          {"act", to_string(c.act)},    {"residual", c.residual},
+          {"layernorm", c.layernorm},   {"parameters", parameter_count(c)}};
+}
+
+Json to_json(const Diff& d) { return {{"max_abs_diff", d.max_abs}, {"max_rel_diff", d.max_rel}}; }
+
+Json to_json(const TrainResult& r) {
+  const TrainOptions& p = r.options;
+  Json j;
+  put_status(j, r.status, r.message);
+  j["steps"] = p.steps;
+  j["zero_predictor_loss"] = r.zero_loss;
+  j["final_eval_loss"] = r.final_eval_loss;
+  j["seconds"] = r.seconds;
+  j["tokens_per_second"] = r.tokens_per_second;
+  j["optimizer"] = "adam";
+  j["lr"] = p.adam.lr;
+  j["batch"] = p.batch;
+  j["context"] = p.n_ctx;
+  j["d"] = p.d;
+  j["clip"] = p.clip;
+  j["eval_every"] = p.eval_every;
+  j["eval_prompts"] = p.eval_prompts;
+  j["data_seed"] = p.seed;
+  Json log = Json::array();
+  for (const auto& row : r.log)
+    log.push_back({{"step", row.step},
+                   {"train_loss", row.train_loss},
+                   {"eval_loss", row.eval_loss},
+                   {"eval_loss_patched", row.eval_loss_patched},
+                   {"patch_max_rel_diff", row.patch_max_rel}});
+  j["log"] = log;
+  return j;
+}
+
+Json to_json(const CheckResult& r) {
+  Json j;
+  put_status(j, r.status, r.message);
+  j["config"] = to_json(r.config);
+  j["weights"] = r.weights;
+  if (r.training) j["training"] = to_json(*r.training);
+  j["context"] = r.context;
+  j["position"] = r.position;
+  j["prompts"] = r.prompts;
+  j["max_abs_diff"] = r.diff.max_abs;
+  j["max_rel_diff"] = r.diff.max_rel;
+  j["rank"] = r.rank;
+  j["sigma2_over_sigma1"] = r.sigma2_over_sigma1;
+  j["degenerate_anchors"] = r.degenerate_anchors;
+  j["per_layer"] = diffs(r.per_layer);
+  if (r.controls) {
+    j["float32"] = to_json(r.float32);
+    j["variants"] = {{"bias_only", to_json(r.bias_only)}, {"bias_free", to_json(r.bias_free)}};
+    if (r.has_chunk) {
+      Json c = to_json(r.chunk);
+      c["begin"] = r.chunk_begin;
+      c["end"] = r.chunk_end;
+      c["rank"] = r.chunk_rank;
+      j["chunk"] = c;
+    }
+  }
+  j["seconds_per_check"] = r.seconds_per_check;
+  if (r.controls) {
+    auto control = [](const NegativeControl& n) {
+      Json c = to_json(n.diff);
+      c["model"] = n.model;
+      return c;
+    };
+    j["negative_controls"] = {{"weight_only_with_residual", control(r.weight_only)},
+                              {"first_block_only", control(r.first_block_only)}};
+  }
+  j["pass"] = r.pass;
+  j["tolerance"] = r.tolerance;
+  return j;
+}
+
+Json to_json(const DynamicsMeasure& m) {
+  return {{"prefix_max_rel_diff", m.prefix_max_rel},
+          {"gd_max_rel_diff", m.gd_max_rel},
+          {"slope_mean_over_prompts", m.slope_mean_over_prompts},
+          {"slope_of_mean_curve", m.slope_of_mean_curve},
+          {"intercept_of_mean_curve", m.intercept_of_mean_curve},
+          {"slopes", m.slopes},
+          {"fit_from", m.fit_from}};
+}
+
+Json to_json(const DynamicsResult& r) {
+  Json j;
+  put_status(j, r.status, r.message);
+  j["context"] = r.context;
+  j["prompts"] = r.prompts;
+  j["tolerance"] = r.tolerance;
+  const std::pair<const char*, const DynamicsModel*> models[] = {{"attention", &r.attention},
+                                                                 {"rnn", &r.rnn}};
+  for (const auto& [name, m] : models) {
+    Json mj;
+    mj["config"] = to_json(m->config);
+    mj[m->label] = to_json(m->initial);
+    if (!m->weights.empty()) mj[m->label]["weights"] = m->weights;
+    if (m->training) mj["training"] = to_json(*m->training);
+    if (m->trained) mj["trained"] = to_json(*m->trained);
+    j[name] = mj;
+  }
+  return j;
+}
+
+Json to_json(const ThoughtResult& r) {
+  Json j;
+  put_status(j, r.status, r.message);
+  j["config"] = to_json(r.config);
+  j["context"] = r.context;
+  j["prompts"] = r.prompts;
+  j["heldout"] = r.heldout;
+  j["ridge"] = r.ridge;
+  Json rows = Json::array();
+  for (const auto& s : r.summary) {
+    Json row = {{"m", s.m},
+                {"train_err", s.train_err.mean},
+                {"heldout_err", s.heldout_err.mean},
+                {"train_avg_rank1", s.train_avg.mean},
+                {"heldout_avg_rank1", s.heldout_avg.mean},
+                {"heldout_no_patch", s.heldout_none.mean}};
+    if (r.config.residual) {
+      row["train_no_db2"] = s.train_no_db2.mean;
+      row["heldout_no_db2"] = s.heldout_no_db2.mean;
+      row["db2_norm"] = s.db2_norm.mean;
+    }
+    rows.push_back(row);
+  }
+  j["mean_over_prompts"] = rows;
+  if (r.training) j["training"] = to_json(*r.training);
+  if (!r.weights.empty()) j["weights"] = r.weights;
+  return j;
+}
+
+Json to_json(const AlignResult& r) {
+  Json j;
+  put_status(j, r.status, r.message);
+  j["config"] = to_json(r.config);
+  j["context"] = r.context;
+  j["prompts"] = r.prompts;
+  j["sgd_lr"] = r.lr;
+  j["sgd_steps"] = r.alignment.steps;
+  j["cos_mean"] = r.alignment.mean;
+  j["cos_sem"] = r.alignment.sem;
+  j["cos_mismatched_mean"] = r.alignment.mismatched_mean;
+  j["cos_per_prompt"] = r.alignment.cos;
+  j["trained"] = r.trained;
+  if (r.training) j["training"] = to_json(*r.training);
+  if (!r.weights.empty()) j["weights"] = r.weights;
+  return j;
+}
+
+Json to_json(const TrainRunResult& r) {
+  Json j;
+  put_status(j, r.training.status, r.training.message);
+  j["config"] = to_json(r.config);
+  j["context"] = r.training.options.n_ctx;
+  j["batch"] = r.training.options.batch;
+  j["lr"] = r.training.options.adam.lr;
+  j["seed"] = r.seed;
+  j["training"] = to_json(r.training);
+  return j;
+}
+
+TableData to_table(const DynamicsResult& r) {
+  TableData t;
+  t.columns = {"i", "step_attention", "step_rnn"};
+  const bool trained = r.attention.trained && r.rnn.trained;
+  if (trained) t.columns.insert(t.columns.end(), {"step_attention_trained", "step_rnn_trained"});
+  for (int i = 1; i <= r.context; ++i) {
+    const auto u = static_cast<std::size_t>(i) - 1;
+    std::vector<double> row{double(i), r.attention.initial.steps[u].mean, r.rnn.initial.steps[u].mean};
+    if (trained) {
+      row.push_back(r.attention.trained->steps[u].mean);
+      row.push_back(r.rnn.trained->steps[u].mean);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+TableData to_table(const ThoughtResult& r) {
+  TableData t;
+  const bool res = r.config.residual;
+  t.columns = {"prompt", "m", "train_err", "heldout_err", "train_avg_rank1", "heldout_avg_rank1",
+               "heldout_no_patch"};
+  if (res) t.columns.insert(t.columns.end(), {"train_no_db2", "heldout_no_db2", "db2_norm"});
+  for (std::size_t k = 0; k < r.per_prompt.size(); ++k)
+    for (const auto& x : r.per_prompt[k]) {
+      t.rows.push_back({double(k), double(x.m), x.train_err, x.heldout_err, x.train_avg,
+                        x.heldout_avg, x.heldout_none});
+      if (res) t.rows.back().insert(t.rows.back().end(), {x.train_no_db2, x.heldout_no_db2, x.db2_norm});
+    }
+  return t;
+}
+
+TableData to_table(const AlignResult& r) {
+  TableData t;
+  t.columns = {"sgd_steps", "cos_mean", "cos_sem", "cos_mismatched_mean"};
+  const Alignment& a = r.alignment;
+  for (std::size_t s = 0; s < a.steps.size(); ++s)
+    t.rows.push_back({double(a.steps[s]), a.mean[s], a.sem[s], a.mismatched_mean[s]});
+  return t;
+}
+
+TableData to_table(const TrainResult& r) {
+  TableData t;
+  t.columns = {"step", "train_loss", "eval_loss", "eval_loss_patched", "patch_max_rel_diff"};
+  for (const auto& row : r.log)
+    t.rows.push_back({double(row.step), row.train_loss, row.eval_loss, row.eval_loss_patched,
+                      row.patch_max_rel});
+  return t;
+}
+
+}  // namespace icl::verify::patch
