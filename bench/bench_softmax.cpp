@@ -4,7 +4,7 @@
 // Counter: tokens per second of the forward+backward pass.
 #include <benchmark/benchmark.h>
 
-#include "verify/softmax/softmax.hpp"
+#include "verify/softmax/experiment.hpp"
 
 namespace {
 

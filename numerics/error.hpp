@@ -1,5 +1,6 @@
 // Error types shared by every layer, and the GSL error-handler guard.
 #pragma once
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -19,10 +20,12 @@ class InvalidParams : public std::invalid_argument {
 };
 
 // A numerical routine could not deliver a trustworthy value (GSL status, failed root bracket,
-// non-convergence). `residual_norm()` is the residual reached, NaN when not applicable.
+// non-convergence). `residual_norm()` is the residual reached, NaN when not applicable (the
+// default).
 class NumericalError : public std::runtime_error {
  public:
-  explicit NumericalError(const std::string& message, double residual_norm = -1.0)
+  explicit NumericalError(const std::string& message,
+                          double residual_norm = std::numeric_limits<double>::quiet_NaN())
       : std::runtime_error(message), residual_norm_(residual_norm) {}
   double residual_norm() const noexcept { return residual_norm_; }
 

@@ -16,7 +16,8 @@
 #include <gsl/gsl_integration.h>
 
 #include "numerics/error.hpp"
-#include "numerics/quadrature_node_cache.hpp"
+#include "numerics/detail/measure_checks.hpp"
+#include "numerics/detail/quadrature_node_cache.hpp"
 
 namespace icl::numerics {
 
@@ -163,11 +164,7 @@ double ipow(double x, int k) {
   return r;
 }
 
-void check_z(const SpectralMeasure& mu, double z) {
-  const double lo = mu.lower_edge();
-  if (!std::isfinite(z) || !(z < lo))
-    throw InvalidParams("z", "must be below the lowest point of the measure (" + std::to_string(lo) + ")");
-}
+void check_z(const SpectralMeasure& mu, double z) { detail::check_below(z, mu.lower_edge()); }
 
 // ------------------------------------------------------------------ near-hard square-root edge
 //
@@ -264,16 +261,8 @@ double moment_quadrature_interval(const SpectralMeasure& mu, std::size_t i, cons
   return qaws(f, a, I.hi, mu.lower_edge_exponent(i), o, err, singularity_distance(mu, i, I, z));
 }
 
-double factorial(int n) {
-  double r = 1.0;
-  for (int i = 2; i <= n; ++i) r *= i;
-  return r;
-}
-double binom(int n, int k) {
-  double r = 1.0;
-  for (int i = 1; i <= k; ++i) r = r * (n - k + i) / i;
-  return r;
-}
+using detail::binom;
+using detail::factorial;
 
 }  // namespace
 

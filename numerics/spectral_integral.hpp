@@ -30,16 +30,17 @@ struct Integral {
 Integral integrate(const SpectralMeasure& mu, const std::function<double(double)>& f,
                    const QuadratureOptions& options = {});
 
-// R_{k,j}(z) = \int x^k (x - z)^{-j} dmu(x) for real z below the measure; k, j >= 0.
+// R_{k,j}(z) = \int x^k (x - z)^{-j} dmu(x) for real z below the measure; k, j >= 0
+// (docs/theory.md §6.3-§6.4).
 // With mu the spectrum of S: (1/D) tr S^k (S - z)^{-j}.
 double resolvent_moment_quadrature(const SpectralMeasure& mu, double z, int k, int j,
                                    const QuadratureOptions& options = {});
 // The same from the measure's exact Stieltjes derivatives and raw moments (x = (x - z) + z,
-// binomial expansion). Requires j <= 5, k <= 3.
+// binomial expansion; docs/theory.md §6.5). Requires 0 <= k <= 3, 0 <= j <= 5.
 double resolvent_moment_exact(const SpectralMeasure& mu, double z, int k, int j);
 
-// All R_{k,j}(z), k = 0..3, j = 0..3, in one call (the replica saddle point needs these and
-// their z-derivatives d/dz R_{k,j} = j R_{k,j+1}).
+// All R_{k,j}(z), k = 0..3, j = 0..4, in one call (docs/theory.md §6.3): the replica saddle
+// point needs j = 0..3 and their z-derivatives d/dz R_{k,j} = j R_{k,j+1}, hence j = 4.
 struct ResolventMoments {
   double z = 0.0;
   double r[4][5] = {};  // r[k][j] = R_{k,j}(z), j = 0..4

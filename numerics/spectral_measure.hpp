@@ -1,5 +1,8 @@
 // Spectral measures: probability measures on [0, inf) made of a continuous part with
-// square-root edges on a union of intervals plus point masses (atoms).
+// square-root edges on a union of intervals plus point masses (atoms) (docs/theory.md §6, §12.2).
+// One header for the base class and the three measures; one source file per measure:
+// spectral_measure.cpp (base class defaults), marchenko_pastur.cpp,
+// generalized_marchenko_pastur.cpp, point_mass_mixture.cpp.
 //
 // Conventions: the Stieltjes transform is m(z) = \int dmu(x) / (x - z)  (so m(z) > 0 for real z
 // below the support, m ~ -1/z at infinity). Derivatives: d^n m / dz^n = n! \int dmu(x) (x - z)^{-(n+1)}.
@@ -12,7 +15,7 @@
 namespace icl::numerics {
 
 namespace detail {
-struct QuadratureNodeCache;   // numerics/quadrature_node_cache.hpp (internal)
+struct QuadratureNodeCache;   // numerics/detail/quadrature_node_cache.hpp (internal)
 struct QuadratureCacheAccess;  // spectral_integral.cpp
 }  // namespace detail
 
@@ -47,7 +50,7 @@ class SpectralMeasure {
   // Stieltjes transform off the real axis (Im z > 0), exact or root-solved.
   virtual std::complex<double> stieltjes(std::complex<double> z) const = 0;
 
-  // Quadrature support (added): on support interval i = [lo, hi] the density is written as
+  // Quadrature support: on support interval i = [lo, hi] the density is written as
   // (x - lo)^alpha (hi - x)^{1/2} g(x) with g smooth up to both edges. alpha = +1/2 for a
   // square-root edge, -1/2 for a hard edge at 0 (e.g. Marchenko-Pastur with ratio 1).
   virtual double lower_edge_exponent(std::size_t interval) const;
@@ -55,12 +58,12 @@ class SpectralMeasure {
   // (nudging x off the edges); implementations override it with a cancellation-free form.
   virtual double density_over_weight(double x, std::size_t interval) const;
 
-  // (added) n-th derivative of the Stieltjes transform of the continuous part alone (atoms
+  // n-th derivative of the Stieltjes transform of the continuous part alone (atoms
   // excluded), same domain as stieltjes_derivative. The default subtracts the atoms, which
   // cancels when z is close to an atom; implementations override it with exact forms.
   virtual double continuous_stieltjes_derivative(double z, int n) const;
 
-  // (added) Pole of g at x = 0 on a square-root interval (alpha = +1/2) whose lower edge lo > 0
+  // Pole of g at x = 0 on a square-root interval (alpha = +1/2) whose lower edge lo > 0
   // may be arbitrarily close to 0 (Marchenko-Pastur with ratio near 1: density ~ sqrt(x - lo) / x).
   // When density_pole_at_zero(i) is true, g(x) = q(x) / x on interval i with q analytic on a
   // neighbourhood of [0, hi], and density_over_weight_times_x(x, i) = q(x) for every x in [0, hi]
@@ -76,7 +79,7 @@ class SpectralMeasure {
   double continuous_mass() const;
 
  private:
-  // (added) density_over_weight on the nested Chebyshev nodes of each support interval, filled
+  // density_over_weight on the nested Chebyshev nodes of each support interval, filled
   // lazily by resolvent_moments(Quadrature) and reused for every z (the density does not depend on
   // z). Measures are immutable, so copies share it; filling is thread-safe.
   friend struct detail::QuadratureCacheAccess;
@@ -131,14 +134,13 @@ class GeneralizedMarchenkoPastur final : public SpectralMeasure {
   double density_over_weight(double x, std::size_t interval) const override;
   double continuous_stieltjes_derivative(double z, int n) const override;
 
+ private:
   // Internal representation (v = -1/underline m): z = x(v) = v (1 + ratio sum_k w_k t_k / (v - t_k))
   // over the nonzero population eigenvalues; support edges are x at the critical points of x(v).
   struct Edge {
     double v = 0.0;  // critical point of x(v)
     double x = 0.0;  // edge position x(v)
   };
-
- private:
   double ratio_;
   std::vector<Atom> population_;
   std::vector<Interval> support_;

@@ -1,24 +1,25 @@
 // Data step of figure 7: one softmax-attention layer trained on the low-rank pretraining data
-// (spec lowrank.md section 10) against the linear-attention theory and simulation.
+// (docs/softmax.md) against the linear-attention theory and simulation. The runs are
+// verify::softmax::run_points, the table's columns verify::softmax::sweep_columns() (the
+// `icl softmax --sweep-rho` TSV) plus alpha and softmax_ok.
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "numerics/seed.hpp"
 #include "paper_figs/figures_extra.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/sweep.hpp"
-#include "verify/lowrank/simulator.hpp"
-#include "verify/softmax/softmax.hpp"
+#include "verify/softmax/experiment.hpp"
+#include "verify/softmax/serialize.hpp"
 
 namespace icl::paperfigs {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const char* const kProt[3] = {"tm", "idg", "odg"};
 
 theory::Params softmax_params(double alpha, double rho) {
   theory::Params p;
@@ -54,7 +55,7 @@ FigureData fig_softmax(const Settings& s) {
     const int n = std::atoi(env);
     if (n >= 1) o.seeds = n;
   }
-  o.base_seed = numerics::derive_seed(s.seed, 7000);
+  o.base_seed = numerics::derive_seed(s.seed, "figure-softmax");
   o.threads = std::max(1, s.threads);
   o.attn_dim = 4;
   o.init = verify::softmax::Init::Glorot;
@@ -64,78 +65,46 @@ FigureData fig_softmax(const Settings& s) {
   o.test_prompts = s.quick ? 300 : 3000;
   o.odg = verify::lowrank::OdgKind::Isotropic;
   o.assignment = verify::lowrank::Assignment::Random;
+  o.compare_linear = true;  // the linear simulator (and theory) at every point
 
   std::vector<theory::Params> points;
   for (double a : alphas)
     for (double r : rhos) points.push_back(softmax_params(a, r));
   FigureData out;
 
-  // Softmax attention: every (alpha, rho, seed) run in one thread pool.
-  std::vector<verify::lowrank::Estimate> est;
-  std::string softmax_error;
+  // Softmax attention: every (alpha, rho, seed) run in one thread pool; then the linear
+  // simulator (same D, seeds, base seed: the same pretraining tasks) at every point.
+  std::vector<verify::softmax::PointResult> res;
+  nlohmann::json errors = nlohmann::json::array();
   try {
-    est = verify::softmax::run_points(points, o, [&](std::size_t done, std::size_t total) {
-      if (s.progress) s.progress("softmax training", done, total);
-    });
+    res = verify::softmax::run_points(
+        points, o, [&](std::size_t done, std::size_t total, const std::string& what) {
+          if (s.progress) s.progress(what == "linear" ? "linear simulation" : "softmax training",
+                                     done, total);
+        });
   } catch (const std::exception& e) {
-    softmax_error = e.what();
+    errors.push_back(std::string("softmax: ") + e.what());
   }
 
-  // Linear attention: theory (D = infinity) and the finite-D simulator with the same D, seeds.
   DataTable pts;
   pts.stem = "softmax";
-  pts.columns = {"alpha", "rho", "softmax_ok"};
-  for (const char* p : kProt) {
-    pts.columns.push_back(std::string("softmax_") + p);
-    pts.columns.push_back(std::string("softmax_") + p + "_sem");
-  }
-  for (const char* p : kProt) {
-    pts.columns.push_back(std::string("linsim_") + p);
-    pts.columns.push_back(std::string("linsim_") + p + "_sem");
-  }
-  pts.columns.insert(pts.columns.end(),
-                     {"epochs_mean", "epochs_max", "converged_fraction", "train_loss"});
-  nlohmann::json errors = nlohmann::json::array();
-  if (!softmax_error.empty()) errors.push_back("softmax: " + softmax_error);
+  pts.columns = {"alpha", "softmax_ok"};
+  const std::vector<std::string> cols = verify::softmax::sweep_columns();
+  pts.columns.insert(pts.columns.end(), cols.begin(), cols.end());
   for (std::size_t k = 0; k < points.size(); ++k) {
     const auto& p = points[k];
-    std::vector<double> row = {p.alpha, p.rho};
-    const bool ok = k < est.size();
-    row.push_back(ok ? 1.0 : 0.0);
-    for (const char* pr : kProt) {
-      const std::string n = std::string("error.") + pr;
-      if (ok && est[k].has(n)) {
-        row.push_back(est[k].get(n).mean);
-        row.push_back(est[k].get(n).sem);
-      } else {
-        row.push_back(kNaN);
-        row.push_back(kNaN);
-      }
-    }
-    try {
-      const verify::lowrank::Estimate e =
-          verify::lowrank::LowRankSimulator(p, verify::softmax::linear_simulation_options(o)).run();
-      for (const char* pr : kProt) {
-        const verify::lowrank::Stat st = e.get(std::string("error.") + pr);
-        row.push_back(st.mean);
-        row.push_back(st.sem);
-      }
-    } catch (const std::exception& e) {
-      for (int i = 0; i < 6; ++i) row.push_back(kNaN);
-      errors.push_back("linear simulation alpha " + std::to_string(p.alpha) + " rho " +
-                       std::to_string(p.rho) + ": " + e.what());
-    }
-    if (ok) {
-      double emax = 0;
-      for (const auto& v : est[k].per_seed)
-        for (const auto& [n, x] : v)
-          if (n == "train.epochs") emax = std::max(emax, x);
-      row.push_back(est[k].get("train.epochs").mean);
-      row.push_back(emax);
-      row.push_back(est[k].get("train.converged").mean);
-      row.push_back(est[k].get("train.final_loss").mean);
+    std::vector<double> row = {p.alpha};
+    if (k < res.size()) {
+      row.push_back(1.0);
+      const std::vector<double> r = verify::softmax::sweep_row(res[k]);
+      row.insert(row.end(), r.begin(), r.end());
+      if (!res[k].linear.simulation_note.empty())
+        errors.push_back("linear simulation alpha " + std::to_string(p.alpha) + " rho " +
+                         std::to_string(p.rho) + ": " + res[k].linear.simulation_note);
     } else {
-      row.insert(row.end(), {kNaN, kNaN, kNaN, kNaN});
+      row.push_back(0.0);
+      row.push_back(p.rho);
+      row.resize(pts.columns.size(), kNaN);
     }
     pts.rows.push_back(std::move(row));
   }
@@ -149,8 +118,9 @@ FigureData fig_softmax(const Settings& s) {
   pts.meta["what"] = "softmax attention and linear-attention simulation, mean and s.e. over seeds";
   pts.meta["simulation"] = {
       {"dim", o.dim}, {"seeds", o.seeds}, {"paper_seeds", 5}, {"points", rhos},
-      {"seed_rule", "seed k of every point: derive_seed(derive_seed(base_seed, 7000), k) for "
-                    "both softmax and linear simulations (same pretraining tasks)"}};
+      {"seed_rule", "seed k of every point: derive_seed(derive_seed(base_seed, "
+                    "\"figure-softmax\"), k) for both softmax and linear simulations (same "
+                    "pretraining tasks)"}};
   pts.meta["softmax"] = {{"attn_dim", o.attn_dim},
                          {"init", verify::softmax::to_string(o.init)},
                          {"optimizer", "full-batch Adam"},

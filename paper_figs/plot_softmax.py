@@ -23,10 +23,10 @@ for ax, a in zip(axes, alphas):
         legend.setdefault("%s linear theory (D = inf)" % L, ax.plot(
             th["rho"], th[p], "-", color=c, lw=1.4)[0])
         legend.setdefault("%s linear simulation" % L, fl.sim_points(
-            ax, rho - 0.008, sel["linsim_" + p], sel["linsim_" + p + "_sem"], c, marker="o",
+            ax, rho - 0.008, sel["linsim_" + p + "_mean"], sel["linsim_" + p + "_sem"], c, marker="o",
             filled=False, ms=4))
         legend.setdefault("%s softmax attention" % L, fl.sim_points(
-            ax, rho + 0.008, sel["softmax_" + p], sel["softmax_" + p + "_sem"], c, marker="D",
+            ax, rho + 0.008, sel["softmax_" + p + "_mean"], sel["softmax_" + p + "_sem"], c, marker="D",
             ms=5))
     if fl.mark_failed(ax, th["rho"], th["converged"], label=False):
         legend.setdefault("theory not converged", ax.lines[-1])
@@ -34,7 +34,8 @@ for ax, a in zip(axes, alphas):
     if bad.any():
         legend.setdefault("softmax run failed", ax.plot(
             rho[bad], np.zeros(bad.sum()), "x", color="red", ms=8, mew=2)[0])
-    conv = np.nanmean(sel["converged_fraction"])
+    # converged: seeds that met the |loss change| < tol rule (the others reached the epoch cap)
+    conv = np.nanmean(sel["converged"]) / m["simulation"]["seeds"]
     fl.corner(ax, "epochs: mean %.0f, max %.0f\nstopped by tol: %.0f%% of runs" % (
         np.nanmean(sel["epochs_mean"]), np.nanmax(sel["epochs_max"]), 100 * conv),
         loc="upper left")

@@ -1,15 +1,20 @@
 // The softmax-attention check (verify/softmax): data conventions, gradient vs central finite
-// differences, a small training run, reproducibility and thread-count independence.
+// differences, a small training run and its convergence status, reproducibility and
+// thread-count independence, option validation, the typed results and their serializers.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "numerics/error.hpp"
+#include "numerics/seed.hpp"
 #include "verify/lowrank/simulator.hpp"
+#include "verify/softmax/experiment.hpp"
+#include "verify/softmax/serialize.hpp"
 #include "verify/softmax/softmax.hpp"
 
 using namespace icl::verify::softmax;
+using icl::numerics::Status;
 using icl::theory::Params;
 
 namespace {
@@ -40,11 +45,14 @@ std::vector<double> flatten(const Gradient& g) {
   return f;
 }
 
-double value_of(const icl::verify::lowrank::Values& v, const std::string& name) {
-  for (const auto& [n, x] : v)
-    if (n == name) return x;
-  FAIL("no value " << name);
-  return 0;
+// Every seed's measurements except timings.
+std::vector<std::vector<double>> strip(const PointResult& r) {
+  std::vector<std::vector<double>> out;
+  for (const SeedResult& s : r.seeds)
+    out.push_back({double(s.seed), s.error.tm, s.error.idg, s.error.odg, s.zero.tm, s.zero.idg,
+                   s.zero.odg, double(s.training.epochs), double(int(s.training.status)),
+                   s.training.initial_loss, s.training.final_loss});
+  return out;
 }
 
 }  // namespace
@@ -198,15 +206,17 @@ TEST_CASE("softmax small training run: loss decreases, IDG beats the zero predic
   o.train.max_epochs = 400;
   o.train.lr = 1e-2;
   o.test_prompts = 1000;
-  const auto e = SoftmaxSimulator(p, o).run();
-  const double l0 = e.get("train.initial_loss").mean, l1 = e.get("train.final_loss").mean;
-  const double idg = e.get("error.idg").mean, zero = e.get("zero.idg").mean;
+  o.compare_linear = false;
+  const PointResult e = run(p, o).point;
+  const double l0 = e.training.initial_loss.mean, l1 = e.training.final_loss.mean;
+  const double idg = e.error.idg.mean, zero = e.zero.idg.mean;
   INFO("loss " << l0 << " -> " << l1 << ", IDG " << idg << " vs zero " << zero << ", TM "
-               << e.get("error.tm").mean << " vs zero " << e.get("zero.tm").mean);
+               << e.error.tm.mean << " vs zero " << e.zero.tm.mean);
   CHECK(l1 < 0.6 * l0);
   CHECK(idg < 0.7 * zero);
-  CHECK(e.get("error.tm").mean < 0.7 * e.get("zero.tm").mean);
-  for (const auto& vals : e.per_seed) CHECK(value_of(vals, "error.idg") < value_of(vals, "zero.idg"));
+  CHECK(e.error.tm.mean < 0.7 * e.zero.tm.mean);
+  REQUIRE(e.seeds.size() == 3);
+  for (const SeedResult& s : e.seeds) CHECK(s.error.idg < s.zero.idg);
 
   // The default protocol (lr 1e-3) also decreases the loss monotonically at the start.
   Rng rng(4);
@@ -218,7 +228,11 @@ TEST_CASE("softmax small training run: loss decreases, IDG beats the zero predic
   const TrainLog log = train_adam(m, d.prompts, t);
   REQUIRE(log.history.size() == 100);
   CHECK(log.epochs == 100);
-  CHECK_FALSE(log.converged);
+  CHECK_FALSE(log.converged());
+  // The epoch cap stopped it: NotConverged with the last loss change as the residual.
+  CHECK(log.status == Status::NotConverged);
+  CHECK(log.residual_norm == std::abs(log.history[99] - log.history[98]));
+  CHECK(log.residual_norm >= t.tol);
   CHECK(log.history.back() < log.history.front());
   CHECK(log.final_loss < log.history.back());
 }
@@ -233,11 +247,13 @@ TEST_CASE("softmax stopping criterion: |loss change| < tol ends training") {
   t.tol = 1e-4;
   t.keep_history = true;
   const TrainLog log = train_adam(m, d.prompts, t);
-  REQUIRE(log.converged);
+  REQUIRE(log.converged());
+  REQUIRE(log.status == Status::Converged);
   REQUIRE(log.epochs >= 2);
   CHECK(log.epochs < 5000);
   const auto& h = log.history;
   CHECK(std::abs(h[h.size() - 1] - h[h.size() - 2]) < 1e-4);
+  CHECK(log.residual_norm == std::abs(h[h.size() - 1] - h[h.size() - 2]));
   for (std::size_t i = 1; i + 1 < h.size(); ++i) CHECK(std::abs(h[i] - h[i - 1]) >= 1e-4);
 }
 
@@ -248,24 +264,15 @@ TEST_CASE("softmax runs are reproducible and independent of the thread count") {
   o.seeds = 3;
   o.train.max_epochs = 60;
   o.test_prompts = 200;
+  o.compare_linear = false;
   std::vector<Params> pts{p, p};
   pts[1].rho = 1.0;
-  auto strip = [](const icl::verify::lowrank::Estimate& e) {
-    std::vector<std::vector<double>> out;
-    for (const auto& vals : e.per_seed) {
-      std::vector<double> x;
-      for (const auto& [n, val] : vals)
-        if (n.rfind("timing.", 0) != 0) x.push_back(val);
-      out.push_back(x);
-    }
-    return out;
-  };
   o.threads = 1;
   const auto a = run_points(pts, o);
   const auto b = run_points(pts, o);
   o.threads = 3;
   const auto c = run_points(pts, o);
-  const auto single = SoftmaxSimulator(pts[1], o).run();
+  const auto single = run(pts[1], o).point;
   REQUIRE(a.size() == 2);
   for (int i = 0; i < 2; ++i) {
     CHECK(strip(a[i]) == strip(b[i]));
@@ -273,8 +280,11 @@ TEST_CASE("softmax runs are reproducible and independent of the thread count") {
   }
   CHECK(strip(single) == strip(a[1]));
   CHECK(strip(a[0]) != strip(a[1]));
-  CHECK(a[0].get("error.idg").count == 3);
-  CHECK(a[0].get("error.idg").sem > 0);
+  CHECK(a[0].error.idg.count == 3);
+  CHECK(a[0].error.idg.sem > 0);
+  // Seed k of every point is derive_seed(base, k).
+  for (int k = 0; k < 3; ++k)
+    CHECK(a[0].seeds[k].seed == icl::numerics::derive_seed(o.base_seed, std::uint64_t(k)));
   // A different base seed changes the numbers.
   o.base_seed += 1;
   CHECK(strip(run_points({p}, o)[0]) != strip(a[0]));
@@ -295,4 +305,125 @@ TEST_CASE("softmax options are validated naming the field") {
   }
   p.task_spectrum = icl::theory::power_law_spectrum(1.0, 4);
   CHECK_THROWS_AS(validate(p, SoftmaxOptions{}), icl::InvalidParams);
+}
+
+TEST_CASE("SoftmaxOptions::validate names each out-of-range field; defaults are valid") {
+  CHECK_NOTHROW(SoftmaxOptions{}.validate());
+  auto field_of = [](const SoftmaxOptions& o) -> std::string {
+    try {
+      o.validate();
+    } catch (const icl::InvalidParams& e) {
+      return e.field();
+    }
+    return "(none)";
+  };
+  auto with = [](auto change) {
+    SoftmaxOptions o;
+    change(o);
+    return o;
+  };
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.dim = 1; })) == "dim");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.seeds = 0; })) == "seeds");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.threads = 0; })) == "threads");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.attn_dim = 0; })) == "attn_dim");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.test_prompts = 0; })) == "prompts");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.train.lr = 0; })) == "lr");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.train.lr = std::nan(""); })) == "lr");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.train.max_epochs = 0; })) == "epochs");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.train.tol = -1; })) == "tol");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.train.beta1 = 1; })) == "betas");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.train.beta2 = -0.1; })) == "betas");
+  CHECK(field_of(with([](SoftmaxOptions& o) { o.train.eps = 0; })) == "eps");
+  // The entries validate too, before any work.
+  SoftmaxOptions bad;
+  bad.seeds = 0;
+  CHECK_THROWS_AS(run(small_params(), bad), icl::InvalidParams);
+  CHECK_THROWS_AS(run_rho_sweep(small_params(), {0.5, 1.5}, SoftmaxOptions{}), icl::InvalidParams);
+  CHECK_THROWS_AS(run_rho_sweep(small_params(), {}, SoftmaxOptions{}), icl::InvalidParams);
+}
+
+TEST_CASE("softmax typed result: per-protocol estimates and training facts match the seeds") {
+  Params p = small_params();
+  SoftmaxOptions o;
+  o.dim = 6;
+  o.seeds = 3;
+  o.train.max_epochs = 40;
+  o.test_prompts = 100;
+  o.compare_linear = false;
+  const PointResult r = run(p, o).point;
+  REQUIRE(r.seeds.size() == 3);
+  for (std::size_t k = 0; k < kProtocols.size(); ++k) {
+    std::vector<double> err, zero;
+    for (const SeedResult& s : r.seeds) {
+      err.push_back(s.error[k]);
+      zero.push_back(s.zero[k]);
+    }
+    const icl::numerics::Estimate e = icl::numerics::estimate(err), z = icl::numerics::estimate(zero);
+    INFO("protocol " << kProtocols[k]);
+    CHECK(r.error[k].mean == e.mean);
+    CHECK(r.error[k].sem == e.sem);
+    CHECK(r.error[k].count == 3);
+    CHECK(r.zero[k].mean == z.mean);
+    CHECK(r.zero[k].sem == z.sem);
+  }
+  // The named members are the indexed ones, in the order tm, idg, odg.
+  CHECK(&r.error[0] == &r.error.tm);
+  CHECK(&r.error[1] == &r.error.idg);
+  CHECK(&r.error[2] == &r.error.odg);
+  CHECK(r.error.tm.mean != r.error.idg.mean);
+  // 40 epochs with tol 1e-5: every seed reached the cap; the errors are still reported.
+  CHECK(r.training.converged == 0);
+  CHECK(r.training.not_converged == 3);
+  CHECK(r.training.epochs_min == 40);
+  CHECK(r.training.epochs_max == 40);
+  CHECK(r.training.epochs.mean == 40);
+  CHECK(r.status == Status::NotConverged);
+  double worst = 0;
+  for (const SeedResult& s : r.seeds) {
+    CHECK(s.training.status == Status::NotConverged);
+    CHECK(std::isfinite(s.error.idg));
+    worst = std::max(worst, s.training.residual_norm);
+  }
+  CHECK(r.residual_norm == worst);
+  CHECK(std::isfinite(r.error.idg.mean));
+  std::vector<double> fl;
+  for (const SeedResult& s : r.seeds) fl.push_back(s.training.final_loss);
+  CHECK(r.training.final_loss.mean == icl::numerics::estimate(fl).mean);
+  // A loose tolerance: every seed meets the rule, the point is Converged.
+  o.train.tol = 0.5;
+  const PointResult c = run(p, o).point;
+  CHECK(c.training.converged == 3);
+  CHECK(c.training.not_converged == 0);
+  CHECK(c.status == Status::Converged);
+}
+
+TEST_CASE("softmax serializers: JSON keys of icl softmax, one TSV cell per column") {
+  Params p = small_params();
+  SoftmaxOptions o;
+  o.dim = 6;
+  o.seeds = 2;
+  o.train.max_epochs = 20;
+  o.test_prompts = 50;
+  const SoftmaxResult r = run(p, o);
+  REQUIRE(r.point.linear.theory.has_value());
+  REQUIRE(r.point.linear.simulation.has_value());
+  const auto j = to_json(r);
+  for (const char* key : {"params", "dim", "seeds", "base_seed", "sizes", "test_prompts",
+                          "odg_kind", "assignment", "model", "error", "zero_predictor",
+                          "training", "linear_theory", "linear_simulation", "timing"})
+    CHECK_MESSAGE(j.contains(key), key);
+  CHECK(j["error"]["idg"]["mean"].get<double>() == r.point.error.idg.mean);
+  CHECK(j["linear_simulation"]["error"]["odg"]["sem"].get<double>() ==
+        r.point.linear.simulation->odg.sem);
+  CHECK(j["training"]["converged"].get<int>() == r.point.training.converged);
+  CHECK(j["training"]["status"].get<std::string>() == "not_converged");
+  CHECK(to_text(r).find("softmax attention, D = 6, 2 seeds") == 0);
+  const auto cols = sweep_columns();
+  CHECK(cols.front() == "rho");
+  CHECK(sweep_row(r.point).size() == cols.size());
+  // Without the linear comparisons: null in JSON.
+  o.compare_linear = false;
+  const auto j2 = to_json(run(p, o));
+  CHECK(j2["linear_theory"].is_null());
+  CHECK(j2["linear_simulation"].is_null());
 }

@@ -1,14 +1,11 @@
 #include "verify/softmax/softmax.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <random>
-#include <thread>
+#include <string>
 
 #include "numerics/error.hpp"
 
@@ -240,153 +237,30 @@ TrainLog train_adam(Model& m, const Prompts& data, const TrainOptions& o) {
     update(m.WK, g.WK, m1.WK, m2.WK);
     update(m.v, g.v, m1.v, m2.v);
     log.epochs = epoch;
-    if (!std::isfinite(L)) break;
-    if (epoch > 1 && std::abs(L - prev) < o.tol) {
-      log.converged = true;
+    if (!std::isfinite(L)) {
+      log.status = numerics::Status::NumericalFailure;
+      log.residual_norm = std::numeric_limits<double>::quiet_NaN();
+      log.message = "training loss not finite at epoch " + std::to_string(epoch);
       break;
     }
+    if (epoch > 1) {
+      log.residual_norm = std::abs(L - prev);
+      if (log.residual_norm < o.tol) {
+        log.status = numerics::Status::Converged;
+        break;
+      }
+    }
     prev = L;
+  }
+  if (log.status == numerics::Status::Converged) {
+    log.message = "|loss change| < tol after " + std::to_string(log.epochs) + " epochs";
+  } else if (log.status == numerics::Status::NotConverged) {
+    log.message = "epoch cap " + std::to_string(o.max_epochs) + " reached; last |loss change| " +
+                  std::to_string(log.residual_norm) + " (tol " + std::to_string(o.tol) + ")";
   }
   log.final_loss = loss(m, data);
   log.seconds = seconds_since(t0);
   return log;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Runs
-
-void validate(const theory::Params& p, const SoftmaxOptions& o) {
-  p.validate();
-  if (!p.task_spectrum.empty())
-    throw InvalidParams("task_spectrum", "the softmax check uses the paper's low-rank tasks only");
-  if (o.dim < 2) throw InvalidParams("dim", "must be >= 2");
-  if (o.seeds < 1) throw InvalidParams("seeds", "must be >= 1");
-  if (o.threads < 1) throw InvalidParams("threads", "must be >= 1");
-  if (o.attn_dim < 1) throw InvalidParams("attn_dim", "must be >= 1");
-  if (o.test_prompts < 1) throw InvalidParams("prompts", "must be >= 1");
-  const auto& t = o.train;
-  if (!(t.lr > 0) || !std::isfinite(t.lr)) throw InvalidParams("lr", "must be > 0");
-  if (t.max_epochs < 1) throw InvalidParams("epochs", "must be >= 1");
-  if (!(t.tol >= 0)) throw InvalidParams("tol", "must be >= 0");
-  if (!(t.beta1 >= 0 && t.beta1 < 1) || !(t.beta2 >= 0 && t.beta2 < 1))
-    throw InvalidParams("betas", "must be in [0, 1)");
-  if (!(t.eps > 0)) throw InvalidParams("eps", "must be > 0");
-  verify::lowrank::check_odg_kind(p, o.odg);
-}
-
-verify::lowrank::Values run_seed(const theory::Params& p, const SoftmaxOptions& o, std::uint64_t seed) {
-  const auto t0 = Clock::now();
-  Rng rng(seed);
-  verify::lowrank::Sizes n;
-  MatrixXd A, W;
-  Model model;
-  TrainLog log;
-  {
-    TrainingData d = generate(p, o.dim, rng, o.assignment);
-    n = d.n;
-    A = std::move(d.A);
-    W = std::move(d.W);
-    model = init_model(n.D, o.attn_dim, rng, o.init);
-    log = train_adam(model, d.prompts, o.train);
-  }
-  const double D = n.D;
-  MatrixXd B;  // ODG subspace
-  if (o.odg == verify::lowrank::OdgKind::Subspace) B = verify::lowrank::haar_orthonormal(n.D, n.r, rng);
-
-  const char* names[3] = {"tm", "idg", "odg"};
-  double err[3] = {0, 0, 0}, zero[3] = {0, 0, 0};
-  const int chunk = 256;
-  for (int k = 0; k < 3; ++k) {
-    std::uniform_int_distribution<int> pick(0, n.M0 - 1);
-    for (int start = 0; start < o.test_prompts; start += chunk) {
-      const int cnt = std::min(chunk, o.test_prompts - start);
-      MatrixXd tasks(n.D, cnt);
-      if (k == 0) {
-        for (int j = 0; j < cnt; ++j) tasks.col(j) = W.col(pick(rng));
-      } else if (k == 1 || o.odg == verify::lowrank::OdgKind::Subspace) {
-        NormalSampler nd(rng);
-        MatrixXd V(n.r, cnt);
-        nd.fill(V.data(), V.size(), 1.0);
-        tasks = std::sqrt(D / n.r) * ((k == 1 ? A : B) * V);
-      } else {
-        NormalSampler nd(rng);
-        nd.fill(tasks.data(), tasks.size(), 1.0);
-      }
-      const Prompts P = draw_prompts(tasks, n.Lt, p.sigma_test, rng);
-      const VectorXd pred = predict(model, P);
-      err[k] += (pred - P.y).squaredNorm();
-      zero[k] += P.y.squaredNorm();
-    }
-  }
-  verify::lowrank::Values v;
-  for (int k = 0; k < 3; ++k)
-    v.emplace_back(std::string("error.") + names[k], err[k] / o.test_prompts);
-  for (int k = 0; k < 3; ++k)
-    v.emplace_back(std::string("zero.") + names[k], zero[k] / o.test_prompts);
-  v.emplace_back("train.epochs", log.epochs);
-  v.emplace_back("train.converged", log.converged ? 1.0 : 0.0);
-  v.emplace_back("train.initial_loss", log.initial_loss);
-  v.emplace_back("train.final_loss", log.final_loss);
-  v.emplace_back("timing.train_seconds", log.seconds);
-  v.emplace_back("timing.seed_seconds", seconds_since(t0));
-  return v;
-}
-
-std::vector<verify::lowrank::Estimate> run_points(
-    const std::vector<theory::Params>& points, const SoftmaxOptions& o,
-    const std::function<void(std::size_t, std::size_t)>& progress) {
-  for (const auto& p : points) validate(p, o);
-  const std::size_t S = std::size_t(o.seeds);
-  const std::size_t jobs = points.size() * S;
-  std::vector<std::vector<verify::lowrank::Values>> results(points.size(),
-                                                   std::vector<verify::lowrank::Values>(S));
-  std::vector<std::exception_ptr> errors(jobs);
-  std::atomic<std::size_t> next{0};
-  std::mutex mu;
-  std::size_t done = 0;
-  auto worker = [&] {
-    for (std::size_t j; (j = next.fetch_add(1)) < jobs;) {
-      const std::size_t pt = j / S, k = j % S;
-      try {
-        results[pt][k] = run_seed(points[pt], o, numerics::derive_seed(o.base_seed, k));
-      } catch (...) {
-        errors[j] = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      ++done;
-      if (progress) progress(done, jobs);
-    }
-  };
-  const std::size_t nt = std::min<std::size_t>(std::size_t(o.threads), jobs);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < nt; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  std::vector<verify::lowrank::Estimate> out;
-  out.reserve(points.size());
-  for (const auto& r : results) out.push_back(verify::lowrank::summarize(r));
-  return out;
-}
-
-SoftmaxSimulator::SoftmaxSimulator(theory::Params p, SoftmaxOptions o)
-    : p_(std::move(p)), o_(std::move(o)) {
-  validate(p_, o_);
-}
-
-verify::lowrank::Estimate SoftmaxSimulator::run() const { return run_points({p_}, o_).front(); }
-
-verify::lowrank::SimOptions linear_simulation_options(const SoftmaxOptions& o) {
-  verify::lowrank::SimOptions so;
-  so.dim = o.dim;
-  so.seeds = o.seeds;
-  so.base_seed = o.base_seed;
-  so.threads = o.threads;
-  so.odg = o.odg;
-  so.assignment = o.assignment;
-  so.prediction_prompts = 0;
-  return so;
 }
 
 }  // namespace icl::verify::softmax

@@ -1,7 +1,9 @@
-// Softmax-attention check of the low-rank theory (spec lowrank.md section 10): one softmax
-// self-attention layer trained by Adam on the same pretraining data as the linear model.
+// Softmax-attention check of the low-rank theory (docs/softmax.md): one softmax self-attention
+// layer trained by Adam on the same pretraining data as the linear model. This header holds the
+// pieces (data, model, gradient, training); the experiment entries (options, typed results,
+// run()) are in verify/softmax/experiment.hpp, their serializers in verify/softmax/serialize.hpp.
 //
-// Model (the authors' code): tokens t_l = (x_l, y_l) in R^{D+1} for the L context pairs, then
+// Model (docs/softmax.md §2, the authors' code): tokens t_l = (x_l, y_l) in R^{D+1} for the L context pairs, then
 // the query token (x_q, 0); T = L + 1 tokens. W_Q, W_K: (D+1) -> d (attention dimension, 4 in
 // the paper), W_V: (D+1) -> (D+1); no biases, output matrix, positional encoding or MLP. Only the
 // last token queries:
@@ -14,7 +16,8 @@
 // pass go through u and v: O(T D + d D) per sequence. The training dynamics are the authors'
 // (same parameterization, same Adam update), in double precision (the authors used float32).
 //
-// Data: exactly the linear model's generator conventions (spec section 1; verify/lowrank):
+// Data (docs/softmax.md §1): exactly the linear model's generator conventions (docs/theory.md §1,
+// §13.2; verify/lowrank):
 // x ~ N(0, I/D), A (D x r) Haar, r = round(rho D), M0 = round(kappa D) tasks w = sqrt(D/r) A v,
 // N = round(tau D^2) sequences each with a task drawn uniformly with replacement (or cyclic),
 // L = round(alpha D) context pairs, y = w.x + sigma eps (query label too). The subspace A, the
@@ -27,12 +30,13 @@
 // results do not depend on the number of threads.
 #pragma once
 #include <cstdint>
-#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <Eigen/Core>
 
+#include "numerics/status.hpp"
 #include "theory/params.hpp"
 #include "verify/lowrank/simulator.hpp"
 
@@ -114,6 +118,7 @@ double loss(const Model& m, const Prompts& data);
 // The same loss and its gradient with respect to (W_Q, W_K, v).
 double loss_and_gradient(const Model& m, const Prompts& data, Gradient& g);
 
+// Training (docs/softmax.md §4).
 struct TrainOptions {
   double lr = 1e-3;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam (PyTorch defaults)
@@ -123,59 +128,23 @@ struct TrainOptions {
   double tol = 1e-5;
   bool keep_history = false;
 };
+// How a training ended (the authors' stopping rule, in the project's convergence vocabulary):
+//   Converged         the rule was met: |loss change| < tol at the last epoch;
+//   NotConverged      the epoch cap was hit first; residual_norm is the last |loss change|;
+//   NumericalFailure  the loss became non-finite.
+// residual_norm is the last |loss change| (NaN when fewer than two epochs ran or on failure).
 struct TrainLog {
   int epochs = 0;             // Adam steps taken
-  bool converged = false;     // stopped by the |loss change| < tol criterion
+  numerics::Status status = numerics::Status::NotConverged;
+  double residual_norm = std::numeric_limits<double>::quiet_NaN();
+  std::string message;
   double initial_loss = 0;    // at the initialization
   double final_loss = 0;      // at the returned parameters
   double seconds = 0;
   std::vector<double> history;  // loss of every epoch (keep_history)
+  bool converged() const { return status == numerics::Status::Converged; }
 };
 // Full-batch Adam on the MSE, in place.
 TrainLog train_adam(Model& m, const Prompts& data, const TrainOptions& o);
-
-struct SoftmaxOptions {
-  int dim = 20;
-  int seeds = 5;
-  std::uint64_t base_seed = 20251;
-  int threads = 2;
-  int attn_dim = 4;
-  Init init = Init::Glorot;
-  TrainOptions train;
-  int test_prompts = 3000;  // fresh prompts per protocol (the authors' n_test)
-  verify::lowrank::Assignment assignment = verify::lowrank::Assignment::Random;
-  verify::lowrank::OdgKind odg = verify::lowrank::OdgKind::Isotropic;
-};
-void validate(const theory::Params& p, const SoftmaxOptions& o);  // InvalidParams naming the field
-// The linear simulator at the same dimension, seeds, base seed, threads, task assignment and
-// ODG kind (the comparison run next to the softmax model; no prediction-distribution prompts).
-verify::lowrank::SimOptions linear_simulation_options(const SoftmaxOptions& o);
-
-// One seed: data, initialization, training, evaluation on fresh prompts. Values:
-//   error.{tm,idg,odg}     test MSE (target includes the test noise sigma_test)
-//   zero.{tm,idg,odg}      MSE of the zero predictor on the same prompts (mean y_q^2)
-//   train.epochs, train.converged (1/0), train.initial_loss, train.final_loss
-//   timing.train_seconds, timing.seed_seconds
-// Test prompts: L_t = round(alpha_test D) pairs, noise sigma_test; TM picks one of the M0
-// training tasks uniformly, IDG a fresh sqrt(D/r) A v, ODG N(0, I_D) (or low rank in an
-// independent Haar subspace with OdgKind::Subspace).
-verify::lowrank::Values run_seed(const theory::Params& p, const SoftmaxOptions& o, std::uint64_t seed);
-
-// Several parameter points with the same seeds (seed k of every point is derive_seed(base, k)):
-// all (point, seed) runs share one pool of o.threads std::threads. `progress(done, total)` is
-// called (serialized) after each run.
-std::vector<verify::lowrank::Estimate> run_points(
-    const std::vector<theory::Params>& points, const SoftmaxOptions& o,
-    const std::function<void(std::size_t, std::size_t)>& progress = {});
-
-class SoftmaxSimulator {
- public:
-  SoftmaxSimulator(theory::Params p, SoftmaxOptions o);
-  verify::lowrank::Estimate run() const;
-
- private:
-  theory::Params p_;
-  SoftmaxOptions o_;
-};
 
 }  // namespace icl::verify::softmax
