@@ -1,9 +1,9 @@
 // Params, solve, sweep, phase_grid and the phase helpers (theory/params.hpp, lowrank.hpp,
-// sweep.hpp).
+// sweep.hpp). Every dict and array of results comes from the theory's one serializer
+// (theory/serialize.hpp: to_json, solution_columns/solution_row).
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>

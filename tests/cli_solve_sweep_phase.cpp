@@ -55,6 +55,8 @@ TEST_CASE("icl solve prints the three errors and its JSON matches the library") 
   REQUIRE(j.code == 0);
   const auto doc = nlohmann::json::parse(j.out);
   CHECK(doc.at("converged").get<bool>());
+  CHECK(doc.at("status") == "converged");
+  CHECK(doc.at("message").is_string());
   CHECK(doc.at("method") == "saddle");
   CHECK(doc.at("params").at("tau").get<double>() == doctest::Approx(2 * 1.5));
   CHECK(doc.at("params").at("gamma").get<double>() == doctest::Approx(2));
