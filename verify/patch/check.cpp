@@ -6,6 +6,7 @@
 
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
+#include "verify/patch/detail/experiment_common.hpp"
 #include "verify/patch/experiments.hpp"
 
 namespace icl::verify::patch {
@@ -50,9 +51,7 @@ void accumulate(const StackCheck<S>& s, CheckResult& r) {
 }  // namespace
 
 void CheckOptions::validate() const {
-  model.spec.validate();
-  if (context < 1) throw InvalidParams("context", "must be >= 1");
-  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  detail::validate_common(model, context, 1, prompts, training);
   if (pos < -1 || pos > context)
     throw InvalidParams("pos", "must be in [0, context] (or -1: the query)");
   if (chunk_begin != -1 || chunk_end != -1) {
@@ -62,7 +61,6 @@ void CheckOptions::validate() const {
   }
   if (!(tol > 0)) throw InvalidParams("tol", "must be > 0");
   if (patch_layers < -1) throw InvalidParams("patch_layers", "must be >= -1 (-1: all)");
-  validate_pretraining(training);
 }
 
 CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress) {
