@@ -2,7 +2,6 @@
 // controls (docs/patch.md §3-§8, §12).
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
@@ -12,11 +11,7 @@
 namespace icl::verify::patch {
 namespace {
 
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+using detail::short_number;
 
 // Elementwise max of per-layer differences (sizes may grow).
 void merge_layers(std::vector<Diff>& acc, const std::vector<Diff>& d) {
@@ -139,13 +134,13 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
            r.bias_free.max_rel <= o.tol && r.chunk.max_rel <= o.tol;
   r.status = r.pass ? numerics::Status::Converged : numerics::Status::CheckFailed;
   if (r.pass) {
-    r.message = "identity holds: max_rel_diff " + fmt(r.diff.max_rel) + " <= tol " + fmt(o.tol);
+    r.message = "identity holds: max_rel_diff " + short_number(r.diff.max_rel) + " <= tol " + short_number(o.tol);
   } else {
-    r.message = "patch identity failed: max_rel_diff " + fmt(r.diff.max_rel);
+    r.message = "patch identity failed: max_rel_diff " + short_number(r.diff.max_rel);
     if (o.controls)
-      r.message += ", bias-only " + fmt(r.bias_only.max_rel) + ", bias-free " +
-                   fmt(r.bias_free.max_rel) + (r.has_chunk ? ", chunk " + fmt(r.chunk.max_rel) : "");
-    r.message += " (tol " + fmt(o.tol) + "), degenerate anchors " +
+      r.message += ", bias-only " + short_number(r.bias_only.max_rel) + ", bias-free " +
+                   short_number(r.bias_free.max_rel) + (r.has_chunk ? ", chunk " + short_number(r.chunk.max_rel) : "");
+    r.message += " (tol " + short_number(o.tol) + "), degenerate anchors " +
                  std::to_string(r.degenerate_anchors);
   }
   return r;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
@@ -43,6 +44,12 @@ void validate_pretraining(const TrainOptions& t) {
 }
 
 namespace detail {
+
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 
 void validate_common(const ModelSource& model, int context, int min_context, int prompts,
                      const TrainOptions& training) {
@@ -156,8 +163,8 @@ DynamicsResult run_dynamics(const DynamicsOptions& o, const numerics::Progress& 
   const bool ok = worst <= o.tol;
   r.status = ok ? numerics::Status::Converged : numerics::Status::CheckFailed;
   r.message = std::string(ok ? "prefix and online-GD identities hold" : "identity failed") +
-              ": max rel diff " + std::to_string(worst) + (ok ? " <= tol " : " > tol ") +
-              std::to_string(o.tol);
+              ": max rel diff " + detail::short_number(worst) + (ok ? " <= tol " : " > tol ") +
+              detail::short_number(o.tol);
   return r;
 }
 
