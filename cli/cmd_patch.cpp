@@ -1,5 +1,6 @@
 // `icl patch check|dynamics|thought|align|train`: the exact rank-1 patch of in-context learning
 // (docs/patch.md). Flags -> verify/patch/experiments.hpp options -> run_* -> serializer / text.
+#include <charconv>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -123,32 +124,45 @@ void save_if(const Flags& f, const P::Weights<double>& w) {
   write_file_atomically(f.save, os.str());
 }
 
-Table table(const P::TableData& t) { return {t.columns, t.rows}; }
-nlohmann::json meta(const P::Json& j) { return nlohmann::json::parse(j.dump()); }
-
-// ---- check ---------------------------------------------------------------------------------
-
-void run_check(const Flags& f, const CLI::App& app) {
-  P::CheckOptions o;
+// The fields every experiment's options share.
+template <class Options>
+Options common_options(const Flags& f, const CLI::App& app) {
+  Options o;
   o.model = model_source(f, app);
   o.seed = f.seed;
   o.training = pretraining(f, false);
   o.context = f.context;
   o.prompts = f.prompts;
+  return o;
+}
+
+// --out: the TSV table (+ JSON sidecar); --json: the JSON on stdout. True when the JSON was
+// printed (no text output then).
+template <class Result>
+bool emit_result(const Flags& f, const Result& r, const P::Json& j) {
+  if (!f.out.empty()) {
+    const P::TableData t = P::to_table(r);
+    emit_tsv(Table{t.columns, t.rows}, f.out, nlohmann::json::parse(j.dump()));
+  }
+  if (f.json) std::cout << j.dump(2) << "\n";
+  return f.json;
+}
+
+// ---- check ---------------------------------------------------------------------------------
+
+void run_check(const Flags& f, const CLI::App& app) {
+  auto o = common_options<P::CheckOptions>(f, app);
   o.pos = f.pos;
   o.tol = f.tol;
   if (!f.chunk.empty()) {
     const auto colon = f.chunk.find(':');
-    try {
-      std::size_t nb = 0, ne = 0;
-      if (colon == std::string::npos) throw std::invalid_argument("no colon");
-      const std::string b = f.chunk.substr(0, colon), e = f.chunk.substr(colon + 1);
-      o.chunk_begin = std::stoi(b, &nb);
-      o.chunk_end = std::stoi(e, &ne);
-      if (nb != b.size() || ne != e.size()) throw std::invalid_argument("trailing characters");
-    } catch (const std::exception&) {
+    const auto number = [&](const std::string& t, int& v) {
+      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+      return !t.empty() && ec == std::errc() && end == t.data() + t.size();
+    };
+    if (colon == std::string::npos || !number(f.chunk.substr(0, colon), o.chunk_begin) ||
+        !number(f.chunk.substr(colon + 1), o.chunk_end))
       throw InvalidParams("chunk", "must be B:E (context tokens B..E-1), got '" + f.chunk + "'");
-    }
   }
   const P::CheckResult r = P::run_check(o, reporter(f, "patch check"));
   save_if(f, r.model);
@@ -180,19 +194,10 @@ void run_check(const Flags& f, const CLI::App& app) {
 // ---- dynamics ------------------------------------------------------------------------------
 
 void run_dynamics(const Flags& f, const CLI::App& app) {
-  P::DynamicsOptions o;
-  o.model = model_source(f, app);
+  auto o = common_options<P::DynamicsOptions>(f, app);
   o.rnn_weights = f.rnn_weights;
-  o.seed = f.seed;
-  o.training = pretraining(f, false);
-  o.context = f.context;
-  o.prompts = f.prompts;
   const P::DynamicsResult r = P::run_dynamics(o, reporter(f, "patch dynamics"));
-  const P::Json j = P::to_json(r);
-  if (!f.out.empty()) emit_tsv(table(P::to_table(r)), f.out, meta(j));
-  if (f.json) {
-    std::cout << j.dump(2) << "\n";
-  } else {
+  if (!emit_result(f, r, P::to_json(r))) {
     const auto& a = r.attention.initial;
     const auto& n = r.rnn.initial;
     std::cout << "implicit dynamics, context " << r.context << ", " << r.prompts << " prompts\n"
@@ -211,23 +216,13 @@ void run_dynamics(const Flags& f, const CLI::App& app) {
 // ---- thought -------------------------------------------------------------------------------
 
 void run_thought(const Flags& f, const CLI::App& app) {
-  P::ThoughtOptions o;
-  o.model = model_source(f, app);
-  o.seed = f.seed;
-  o.training = pretraining(f, false);
-  o.context = f.context;
-  o.prompts = f.prompts;
+  auto o = common_options<P::ThoughtOptions>(f, app);
   o.m_values = f.m_values;
   o.heldout = f.heldout;
   o.ridge = f.ridge;
   const P::ThoughtResult r = P::run_thought(o, reporter(f, "patch thought"));
   save_if(f, r.model);
-  const P::Json j = P::to_json(r);
-  if (!f.out.empty()) emit_tsv(table(P::to_table(r)), f.out, meta(j));
-  if (f.json) {
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
+  if (emit_result(f, r, P::to_json(r))) return;
   const bool res = r.config.residual;
   std::cout << "thought patch (MSE vs full-context output, mean over " << r.prompts << " prompts)\n"
             << (res ? "residual block: dW* + static db2 = mean(H_C - H_0); no_db2 = dW* alone\n" : "")
@@ -247,22 +242,12 @@ void run_thought(const Flags& f, const CLI::App& app) {
 // ---- align ---------------------------------------------------------------------------------
 
 void run_align(const Flags& f, const CLI::App& app) {
-  P::AlignOptions o;
-  o.model = model_source(f, app);
-  o.seed = f.seed;
-  o.training = pretraining(f, false);
-  o.context = f.context;
-  o.prompts = f.prompts;
+  auto o = common_options<P::AlignOptions>(f, app);
   o.steps = f.sgd_steps;
   o.lr = f.sgd_lr;
   const P::AlignResult r = P::run_align(o, reporter(f, "patch align"));
   save_if(f, r.model);
-  const P::Json j = P::to_json(r);
-  if (!f.out.empty()) emit_tsv(table(P::to_table(r)), f.out, meta(j));
-  if (f.json) {
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
+  if (emit_result(f, r, P::to_json(r))) return;
   const P::Alignment& a = r.alignment;
   std::cout << "alignment cos_F(dW(C), dW_sgd), " << r.prompts << " prompts"
             << (r.trained ? "" : " (RANDOM weights: expect about 0)") << "\n"
@@ -285,10 +270,7 @@ void run_train(const Flags& f, const CLI::App& app) {
   save_if(f, r.weights);
   P::Json j = P::to_json(r);
   if (!f.save.empty()) j["saved"] = f.save;
-  if (!f.out.empty()) emit_tsv(table(P::to_table(r.training)), f.out, meta(j));
-  if (f.json) {
-    std::cout << j.dump(2) << "\n";
-  } else {
+  if (!emit_result(f, r.training, j)) {
     const P::TrainResult& t = r.training;
     std::cout << "trained " << t.options.steps << " steps in " << format_number(t.seconds) << " s ("
               << format_number(t.tokens_per_second) << " tokens/s)\n"

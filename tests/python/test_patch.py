@@ -36,6 +36,7 @@ class PatchCheckTest(unittest.TestCase):
         self.assertGreater(r["max_rel_diff"], 0.0)  # computed, not skipped
         self.assertEqual(r["rank"], 1)
         self.assertEqual(r["degenerate_anchors"], 0)
+        self.assertEqual(r["status"], "converged")
         self.assertEqual(len(r["per_layer"]), 1)
 
     def test_pre_ln_stack_is_exact_and_controls_fail(self):
@@ -45,8 +46,12 @@ class PatchCheckTest(unittest.TestCase):
         self.assertLess(full["max_rel_diff"], 1e-9)
         self.assertEqual(len(full["per_layer"]), 3)
         # negative controls: patch only the first block; weight only (no bias) in residual blocks
-        self.assertGreater(icl.patch_check(**cfg, patch_layers=1)["max_rel_diff"], 1e-4)
-        self.assertGreater(icl.patch_check(**cfg, mode="weight-only")["max_rel_diff"], 1e-4)
+        first = icl.patch_check(**cfg, patch_layers=1)
+        weight = icl.patch_check(**cfg, mode="weight-only")
+        self.assertGreater(first["max_rel_diff"], 1e-4)
+        self.assertGreater(weight["max_rel_diff"], 1e-4)
+        self.assertEqual(first["status"], "check_failed")
+        self.assertEqual(weight["status"], "check_failed")
 
     def test_float_precision(self):
         r = icl.patch_check(d=2, context=12, prompts=2, precision="float", seed=4)

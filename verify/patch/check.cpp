@@ -2,20 +2,16 @@
 // controls (docs/patch.md §3-§8, §12).
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
+#include "verify/patch/detail/experiment_common.hpp"
 #include "verify/patch/experiments.hpp"
 
 namespace icl::verify::patch {
 namespace {
 
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+using detail::short_number;
 
 // Elementwise max of per-layer differences (sizes may grow).
 void merge_layers(std::vector<Diff>& acc, const std::vector<Diff>& d) {
@@ -50,9 +46,7 @@ void accumulate(const StackCheck<S>& s, CheckResult& r) {
 }  // namespace
 
 void CheckOptions::validate() const {
-  model.spec.validate();
-  if (context < 1) throw InvalidParams("context", "must be >= 1");
-  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  detail::validate_common(model, context, 1, prompts, training);
   if (pos < -1 || pos > context)
     throw InvalidParams("pos", "must be in [0, context] (or -1: the query)");
   if (chunk_begin != -1 || chunk_end != -1) {
@@ -62,7 +56,6 @@ void CheckOptions::validate() const {
   }
   if (!(tol > 0)) throw InvalidParams("tol", "must be > 0");
   if (patch_layers < -1) throw InvalidParams("patch_layers", "must be >= -1 (-1: all)");
-  validate_pretraining(training);
 }
 
 CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress) {
@@ -141,13 +134,13 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
            r.bias_free.max_rel <= o.tol && r.chunk.max_rel <= o.tol;
   r.status = r.pass ? numerics::Status::Converged : numerics::Status::CheckFailed;
   if (r.pass) {
-    r.message = "identity holds: max_rel_diff " + fmt(r.diff.max_rel) + " <= tol " + fmt(o.tol);
+    r.message = "identity holds: max_rel_diff " + short_number(r.diff.max_rel) + " <= tol " + short_number(o.tol);
   } else {
-    r.message = "patch identity failed: max_rel_diff " + fmt(r.diff.max_rel);
+    r.message = "patch identity failed: max_rel_diff " + short_number(r.diff.max_rel);
     if (o.controls)
-      r.message += ", bias-only " + fmt(r.bias_only.max_rel) + ", bias-free " +
-                   fmt(r.bias_free.max_rel) + (r.has_chunk ? ", chunk " + fmt(r.chunk.max_rel) : "");
-    r.message += " (tol " + fmt(o.tol) + "), degenerate anchors " +
+      r.message += ", bias-only " + short_number(r.bias_only.max_rel) + ", bias-free " +
+                   short_number(r.bias_free.max_rel) + (r.has_chunk ? ", chunk " + short_number(r.chunk.max_rel) : "");
+    r.message += " (tol " + short_number(o.tol) + "), degenerate anchors " +
                  std::to_string(r.degenerate_anchors);
   }
   return r;

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
+#include "verify/patch/detail/experiment_common.hpp"
 
 namespace icl::verify::patch {
 
@@ -41,6 +43,25 @@ void validate_pretraining(const TrainOptions& t) {
   c.validate();
 }
 
+namespace detail {
+
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+void validate_common(const ModelSource& model, int context, int min_context, int prompts,
+                     const TrainOptions& training) {
+  model.spec.validate();
+  if (context < min_context)
+    throw InvalidParams("context", "must be >= " + std::to_string(min_context));
+  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  validate_pretraining(training);
+}
+
+}  // namespace detail
+
 namespace {
 
 // A one-block model: random from `src` with layers 1, or loaded (then it must have one block).
@@ -53,16 +74,27 @@ Weights<double> one_block_model(ModelSource src, std::uint64_t seed, const char*
   return w;
 }
 
+// An experiment on a one-block model built from its options (random or loaded, then trained
+// when options.training.steps > 0): `run` on that model, plus where the model came from.
+template <class Result, class Options>
+Result on_one_block(const Options& o, const char* what, const numerics::Progress& progress,
+                    Result (*run)(const Weights<double>&, const Options&, const numerics::Progress&)) {
+  o.validate();
+  Weights<double> w = one_block_model(o.model, o.seed, what);
+  std::optional<TrainResult> training = pretrain(w, o.training, o.seed, o.context, progress);
+  Result r = run(w, o, progress);
+  r.weights = o.model.weights;
+  r.training = std::move(training);
+  return r;
+}
+
 }  // namespace
 
 // ---- dynamics --------------------------------------------------------------------------------
 
 void DynamicsOptions::validate() const {
-  model.spec.validate();
-  if (context < 2) throw InvalidParams("context", "must be >= 2");
-  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  detail::validate_common(model, context, 2, prompts, training);
   if (!(tol > 0)) throw InvalidParams("tol", "must be > 0");
-  validate_pretraining(training);
 }
 
 DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Prompt>& prompts) {
@@ -131,33 +163,24 @@ DynamicsResult run_dynamics(const DynamicsOptions& o, const numerics::Progress& 
   const bool ok = worst <= o.tol;
   r.status = ok ? numerics::Status::Converged : numerics::Status::CheckFailed;
   r.message = std::string(ok ? "prefix and online-GD identities hold" : "identity failed") +
-              ": max rel diff " + std::to_string(worst) + (ok ? " <= tol " : " > tol ") +
-              std::to_string(o.tol);
+              ": max rel diff " + detail::short_number(worst) + (ok ? " <= tol " : " > tol ") +
+              detail::short_number(o.tol);
   return r;
 }
 
 // ---- thought ---------------------------------------------------------------------------------
 
 void ThoughtOptions::validate() const {
-  model.spec.validate();
-  if (context < 1) throw InvalidParams("context", "must be >= 1");
-  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  detail::validate_common(model, context, 1, prompts, training);
   if (m_values.empty()) throw InvalidParams("m", "needs at least one calibration size");
   for (int m : m_values)
     if (m < 1) throw InvalidParams("m", "calibration sizes must be >= 1");
   if (heldout < 1) throw InvalidParams("heldout", "must be >= 1");
   if (!(ridge > 0) || !std::isfinite(ridge)) throw InvalidParams("ridge", "must be > 0");
-  validate_pretraining(training);
 }
 
 ThoughtResult run_thought(const ThoughtOptions& o, const numerics::Progress& progress) {
-  o.validate();
-  Weights<double> w = one_block_model(o.model, o.seed, "the thought patch");
-  std::optional<TrainResult> training = pretrain(w, o.training, o.seed, o.context, progress);
-  ThoughtResult r = run_thought(w, o, progress);
-  r.weights = o.model.weights;
-  r.training = std::move(training);
-  return r;
+  return on_one_block<ThoughtResult, ThoughtOptions>(o, "the thought patch", progress, &run_thought);
 }
 
 ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& o,
@@ -206,24 +229,16 @@ ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& o,
 // ---- align -----------------------------------------------------------------------------------
 
 void AlignOptions::validate() const {
-  model.spec.validate();
-  if (context < 1) throw InvalidParams("context", "must be >= 1");
-  if (prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  detail::validate_common(model, context, 1, prompts, training);
   if (steps.empty()) throw InvalidParams("sgd_steps", "needs at least one step count");
   for (int s : steps)
     if (s < 1) throw InvalidParams("sgd_steps", "step counts must be >= 1");
   if (!(lr > 0) || !std::isfinite(lr)) throw InvalidParams("sgd_lr", "must be > 0");
-  validate_pretraining(training);
 }
 
 AlignResult run_align(const AlignOptions& o, const numerics::Progress& progress) {
-  o.validate();
-  Weights<double> w = one_block_model(o.model, o.seed, "alignment");
-  std::optional<TrainResult> training = pretrain(w, o.training, o.seed, o.context, progress);
-  AlignResult r = run_align(w, o, progress);
-  r.weights = o.model.weights;
-  r.trained = training.has_value() || !o.model.weights.empty();
-  r.training = std::move(training);
+  AlignResult r = on_one_block<AlignResult, AlignOptions>(o, "alignment", progress, &run_align);
+  r.trained = r.training.has_value() || !o.model.weights.empty();
   return r;
 }
 

@@ -536,7 +536,7 @@ Weights<double> load_weights(std::istream& is) {
     c.kind = layer_kind_from_string(kind);
     c.act = activation_from_string(act);
     c.validate();
-  } catch (const std::invalid_argument& e) {
+  } catch (const InvalidParams& e) {
     throw std::runtime_error(std::string("weights file: ") + e.what());
   }
   Weights<double> w = zeros<double>(c);

@@ -10,6 +10,17 @@ void put_status(Json& j, numerics::Status s, const std::string& message) {
   j["message"] = message;
 }
 
+// The keys every experiment result starts with.
+Json head(numerics::Status s, const std::string& message, const ModelConfig& c, int context,
+          int prompts) {
+  Json j;
+  put_status(j, s, message);
+  j["config"] = to_json(c);
+  j["context"] = context;
+  j["prompts"] = prompts;
+  return j;
+}
+
 Json diffs(const std::vector<Diff>& v) {
   Json a = Json::array();
   for (const auto& d : v) a.push_back(to_json(d));
@@ -131,11 +142,7 @@ Json to_json(const DynamicsResult& r) {
 }
 
 Json to_json(const ThoughtResult& r) {
-  Json j;
-  put_status(j, r.status, r.message);
-  j["config"] = to_json(r.config);
-  j["context"] = r.context;
-  j["prompts"] = r.prompts;
+  Json j = head(r.status, r.message, r.config, r.context, r.prompts);
   j["heldout"] = r.heldout;
   j["ridge"] = r.ridge;
   Json rows = Json::array();
@@ -160,11 +167,7 @@ Json to_json(const ThoughtResult& r) {
 }
 
 Json to_json(const AlignResult& r) {
-  Json j;
-  put_status(j, r.status, r.message);
-  j["config"] = to_json(r.config);
-  j["context"] = r.context;
-  j["prompts"] = r.prompts;
+  Json j = head(r.status, r.message, r.config, r.context, r.prompts);
   j["sgd_lr"] = r.lr;
   j["sgd_steps"] = r.alignment.steps;
   j["cos_mean"] = r.alignment.mean;
