@@ -307,7 +307,7 @@ TEST_CASE("softmax options are validated naming the field") {
   CHECK_THROWS_AS(validate(p, SoftmaxOptions{}), icl::InvalidParams);
 }
 
-TEST_CASE("SoftmaxOptions::validate names each out-of-range field; defaults are valid") {
+TEST_CASE("SoftmaxOptions::validate names each out-of-range field, and the defaults are valid") {
   CHECK_NOTHROW(SoftmaxOptions{}.validate());
   auto field_of = [](const SoftmaxOptions& o) -> std::string {
     try {
