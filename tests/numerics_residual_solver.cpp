@@ -116,3 +116,14 @@ TEST_CASE("bracketed_root grows the bracket, respects hard limits, throws withou
   const ScalarRoot s = bracketed_root([](double x) { return 1.0 / x - 1e6; }, 0.5, 1.0, p);
   CHECK(std::abs(s.x - 1e-6) < 1e-18);
 }
+
+TEST_CASE("NumericalError: residual_norm is NaN unless given") {
+  CHECK(std::isnan(icl::NumericalError("no residual").residual_norm()));
+  CHECK(icl::NumericalError("with residual", 0.25).residual_norm() == 0.25);
+  try {
+    bracketed_root([](double x) { return x * x + 1.0; }, -1.0, 1.0);
+    FAIL("no throw");
+  } catch (const icl::NumericalError& e) {
+    CHECK(std::isnan(e.residual_norm()));  // a failed bracket has no residual
+  }
+}

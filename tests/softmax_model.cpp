@@ -45,6 +45,17 @@ std::vector<double> flatten(const Gradient& g) {
   return f;
 }
 
+// A small, fast run: D = 6, no linear comparisons.
+SoftmaxOptions tiny_options(int seeds, int max_epochs, int test_prompts) {
+  SoftmaxOptions o;
+  o.dim = 6;
+  o.seeds = seeds;
+  o.train.max_epochs = max_epochs;
+  o.test_prompts = test_prompts;
+  o.compare_linear = false;
+  return o;
+}
+
 // Every seed's measurements except timings.
 std::vector<std::vector<double>> strip(const PointResult& r) {
   std::vector<std::vector<double>> out;
@@ -259,12 +270,7 @@ TEST_CASE("softmax stopping criterion: |loss change| < tol ends training") {
 
 TEST_CASE("softmax runs are reproducible and independent of the thread count") {
   Params p = small_params();
-  SoftmaxOptions o;
-  o.dim = 6;
-  o.seeds = 3;
-  o.train.max_epochs = 60;
-  o.test_prompts = 200;
-  o.compare_linear = false;
+  SoftmaxOptions o = tiny_options(3, 60, 200);
   std::vector<Params> pts{p, p};
   pts[1].rho = 1.0;
   o.threads = 1;
@@ -307,7 +313,7 @@ TEST_CASE("softmax options are validated naming the field") {
   CHECK_THROWS_AS(validate(p, SoftmaxOptions{}), icl::InvalidParams);
 }
 
-TEST_CASE("SoftmaxOptions::validate names each out-of-range field; defaults are valid") {
+TEST_CASE("SoftmaxOptions::validate names each out-of-range field, and the defaults are valid") {
   CHECK_NOTHROW(SoftmaxOptions{}.validate());
   auto field_of = [](const SoftmaxOptions& o) -> std::string {
     try {
@@ -344,12 +350,7 @@ TEST_CASE("SoftmaxOptions::validate names each out-of-range field; defaults are 
 
 TEST_CASE("softmax typed result: per-protocol estimates and training facts match the seeds") {
   Params p = small_params();
-  SoftmaxOptions o;
-  o.dim = 6;
-  o.seeds = 3;
-  o.train.max_epochs = 40;
-  o.test_prompts = 100;
-  o.compare_linear = false;
+  SoftmaxOptions o = tiny_options(3, 40, 100);
   const PointResult r = run(p, o).point;
   REQUIRE(r.seeds.size() == 3);
   for (std::size_t k = 0; k < kProtocols.size(); ++k) {
@@ -399,11 +400,8 @@ TEST_CASE("softmax typed result: per-protocol estimates and training facts match
 
 TEST_CASE("softmax serializers: JSON keys of icl softmax, one TSV cell per column") {
   Params p = small_params();
-  SoftmaxOptions o;
-  o.dim = 6;
-  o.seeds = 2;
-  o.train.max_epochs = 20;
-  o.test_prompts = 50;
+  SoftmaxOptions o = tiny_options(2, 20, 50);
+  o.compare_linear = true;
   const SoftmaxResult r = run(p, o);
   REQUIRE(r.point.linear.theory.has_value());
   REQUIRE(r.point.linear.simulation.has_value());
