@@ -22,7 +22,7 @@ namespace vf = icl::verify::lowrank;
 void register_simulate_command(CLI::App& app) {
   struct Flags {
     ParamFlags flags;
-    vf::SimOptions sim{.dim = 0, .seeds = 0, .prediction_prompts = 2000};
+    vf::SimOptions sim{.prediction_prompts = 2000};
     vf::GdDemoOptions gd;
     std::string odg = "isotropic", assignment = "random", sampler = "factorized", solver = "cg";
     bool no_theory = false, json = false, gd_demo = false;

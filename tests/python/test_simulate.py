@@ -57,6 +57,15 @@ class SimulateTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             icl.simulate(self.p, dim=DIM, seeds=1, odg="sideways")
 
+    def test_flat_names_of_the_typed_result(self):
+        # Solver facts and timings next to the compared quantities; one seed has no s.e.
+        for k in ("cg.iterations", "cg.relative_residual", "timing.seed_seconds"):
+            self.assertIn(k, self.a)
+        self.assertNotIn("decomp.tm.algo", self.a)  # no theory reference: no decomposition
+        one = icl.simulate(self.p, dim=DIM, seeds=1, seed=11)
+        self.assertTrue(math.isfinite(one["error.tm"][0]))
+        self.assertTrue(math.isnan(one["error.tm"][1]))
+
     def test_sizes(self):
         s = icl.sizes(self.p, DIM)
         self.assertEqual(s["D"], DIM)
