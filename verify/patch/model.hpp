@@ -32,6 +32,12 @@ using Mat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic>;
 template <class S>
 using Vec = Eigen::Matrix<S, Eigen::Dynamic, 1>;
 
+}  // namespace icl::verify::patch
+
+#include "verify/patch/detail/cache.hpp"
+
+namespace icl::verify::patch {
+
 enum class LayerKind { Softmax, Linear, Rnn };
 enum class Activation { Gelu, Relu };
 
@@ -116,28 +122,8 @@ std::size_t parameter_count(const ModelConfig& config);
 
 // ---- forward / backward ------------------------------------------------------------------
 
-template <class S>
-struct LayerNormCache {
-  Mat<S> xhat;   // normalised input
-  Vec<S> rstd;   // 1 / sqrt(var + eps) per column
-};
-
-template <class S>
-struct BlockCache {
-  Mat<S> z;             // block input
-  Mat<S> u1;            // input of the contextual layer (LN1(z) or z)
-  LayerNormCache<S> ln1, ln2;
-  Mat<S> q, k, v;       // attention projections
-  std::vector<Mat<S>> P;  // attention weights per head (keys x queries)
-  Mat<S> o;             // concatenated head outputs
-  Mat<S> a;             // contextual layer output A(.)
-  Mat<S> h;             // residual stream before the MLP (z + a); equals a for plain blocks
-  Mat<S> u;             // MLP input (a, h or LN2(h))
-  std::vector<Mat<S>> mlp_in;   // input of each dense layer (mlp_in[0] = u)
-  std::vector<Mat<S>> mlp_pre;  // pre-activation of each dense layer
-  Mat<S> y;             // block output
-};
-
+// Intermediates of a forward pass (LayerNormCache, BlockCache: verify/patch/detail/cache.hpp),
+// kept for backward() and for the patch computations.
 template <class S>
 struct ForwardCache {
   Mat<S> tokens;
