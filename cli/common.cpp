@@ -156,7 +156,16 @@ NamedRange parse_named_range(const std::string& text, const std::string& flag) {
 std::vector<double> range_values(const RangeSpec& r, bool log, const std::string& flag) {
   if (log && !(r.start > 0 && r.stop > 0))
     throw ExitError(kExitBadInput, flag + ": a log grid needs START, STOP > 0");
-  return log ? theory::logspace(r.start, r.stop, r.count) : theory::linspace(r.start, r.stop, r.count);
+  std::vector<double> v =
+      log ? theory::logspace(r.start, r.stop, r.count) : theory::linspace(r.start, r.stop, r.count);
+  // Snap to 12 significant digits, so that 0.1:1:10 gives 0.3 and 1 rather than
+  // 0.30000000000000004 and 0.99999999999999989: the grid the user typed.
+  for (double& x : v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.12g", x);
+    x = std::strtod(buf, nullptr);
+  }
+  return v;
 }
 
 void ParamFlags::add_to(CLI::App& app) {

@@ -15,6 +15,7 @@
 
 #include "numerics/spectral_measure.hpp"
 #include "paper_figs/figures_extra.hpp"
+#include "theory/serialize.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -22,20 +23,11 @@
 #include "verify/lowrank/simulator.hpp"
 
 namespace icl::paperfigs {
-namespace {
 
 using theory::Params;
 using theory::Solution;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-const char* const kProtocols[3] = {"tm", "idg", "odg"};
-
-nlohmann::json params_json(const Params& p) {
-  return {{"alpha", p.alpha},   {"alpha_test", p.effective_alpha_test()},
-          {"tau", p.tau},       {"gamma", p.gamma()},
-          {"kappa", p.kappa},   {"rho", p.rho},
-          {"sigma", p.sigma},   {"sigma_test", p.sigma_test},
-          {"lambda", p.lambda}};
-}
+using verify::lowrank::kProtocols;
 
 // Common sidecar fields of one table.
 nlohmann::json table_meta(const Settings& s, int figure, const Params& base,
@@ -44,13 +36,15 @@ nlohmann::json table_meta(const Settings& s, int figure, const Params& base,
           {"figure_command", s.command},
           {"mode", s.quick ? "quick" : "full"},
           {"what", what},
-          {"params", params_json(base)},
+          {"params", theory::to_json(base)},
           {"base_seed", s.seed}};
 }
 
 void report(const Settings& s, const std::string& what, std::size_t done, std::size_t total) {
   if (s.progress) s.progress(what, done, total);
 }
+
+namespace {
 
 // ---- theory rows -----------------------------------------------------------------------------
 
@@ -233,6 +227,8 @@ DataTable sim_table(const std::string& stem, const Params& base, const std::stri
   t.meta["simulation_errors"] = errors;
   return t;
 }
+
+}  // namespace
 
 // ---- figure 1: decomposition -----------------------------------------------------------------
 
@@ -540,147 +536,6 @@ FigureData fig_phase(const Settings& s) {
   pd.meta["failed_theory_points"] = gf;
   out.tables.push_back(std::move(pd));
   return out;
-}
-
-// ---- figure 6: spectrum of the empirical task covariance --------------------------------------
-
-FigureData fig_spectrum(const Settings& s) {
-  struct Case {
-    double rho, kappa;
-  };
-  const Case cases[] = {{0.5, 1.0}, {0.9, 0.3}};  // task-rich (rho < kappa), task-poor
-  const int dim = s.quick ? 20 : 60;
-  const int seeds = s.quick ? 4 : 40;
-  const int points = s.quick ? 200 : 800;
-  FigureData out;
-  DataTable eig, dens, atoms;
-  eig.stem = "spectrum_eigs";
-  eig.columns = {"case", "rho", "kappa", "seed", "eigenvalue"};
-  dens.stem = "spectrum";
-  dens.columns = {"case", "rho", "kappa", "x", "density"};
-  atoms.stem = "spectrum_atoms";
-  atoms.columns = {"case", "rho", "kappa", "position", "mass_theory", "mass_empirical",
-                   "mass_in_span_theory", "support_lo", "support_hi"};
-  nlohmann::json cases_meta = nlohmann::json::array();
-  std::size_t step = 0;
-  const std::size_t total = std::size(cases) * static_cast<std::size_t>(seeds);
-  for (std::size_t c = 0; c < std::size(cases); ++c) {
-    Params p = decomposition_params();
-    p.rho = cases[c].rho;
-    p.kappa = cases[c].kappa;
-    p.alpha = 1;  // S does not depend on the contexts; keep the generator cheap
-    std::size_t zeros = 0, all = 0;
-    for (int k = 0; k < seeds; ++k) {
-      verify::lowrank::Rng rng(
-          numerics::derive_seed(numerics::derive_seed(s.seed, "spectrum", c), std::uint64_t(k)));
-      const verify::lowrank::Dataset d =
-          verify::lowrank::generate(p, dim, rng, verify::lowrank::Assignment::Random, verify::lowrank::Sampler::Factorized);
-      const Eigen::MatrixXd S = d.S();
-      Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(S, Eigen::EigenvaluesOnly);
-      const Eigen::VectorXd lam = es.eigenvalues();
-      const double cut = 1e-9 * std::max(1.0, lam.maxCoeff());
-      for (int i = 0; i < lam.size(); ++i) {
-        const double v = std::max(0.0, lam(i));
-        eig.rows.push_back({double(c), p.rho, p.kappa, double(k), v});
-        zeros += v <= cut;
-        ++all;
-      }
-      report(s, "spectrum eigenvalues", ++step, total);
-    }
-    // Theory: (1 - rho) delta_0 + rho MP(rho/kappa, 1/rho).
-    const double ratio = p.rho / p.kappa;
-    const numerics::MarchenkoPastur mp(ratio, 1.0 / p.rho);
-    const auto sup = mp.support();
-    double lo = sup.front().lo, hi = sup.back().hi;
-    for (int i = 0; i <= points; ++i) {
-      // Denser near the edges (square-root behaviour): x = lo + (hi - lo)(1 - cos t)/2.
-      const double t = std::numbers::pi * i / points;
-      const double x = lo + (hi - lo) * 0.5 * (1.0 - std::cos(t));
-      dens.rows.push_back({double(c), p.rho, p.kappa, x, p.rho * mp.density(x)});
-    }
-    double in_span_atom = 0;
-    for (const auto& a : mp.atoms())
-      if (a.position == 0.0) in_span_atom += a.mass;
-    const double zero_mass = (1.0 - p.rho) + p.rho * in_span_atom;
-    atoms.rows.push_back({double(c), p.rho, p.kappa, 0.0, zero_mass,
-                          all ? double(zeros) / double(all) : kNaN, in_span_atom, lo, hi});
-    cases_meta.push_back({{"rho", p.rho}, {"kappa", p.kappa}, {"ratio_c", ratio},
-                          {"regime", theory::to_string(theory::regime(p))},
-                          {"mp", {{"ratio", ratio}, {"scale", 1.0 / p.rho}}},
-                          {"atom_at_zero", zero_mass}});
-  }
-  for (DataTable* t : {&dens, &eig, &atoms}) {
-    Params p = decomposition_params();
-    t->meta = table_meta(s, 6, p, t == &dens ? "theory density" : t == &eig ? "eigenvalues of S"
-                                                                            : "atoms");
-    t->meta["cases"] = cases_meta;
-    t->meta["simulation"] = {{"dim", dim}, {"seeds", seeds},
-                             {"generator", "verify::lowrank::generate (the simulator's data), S = W W^T / M0"},
-                             {"seed_rule", "case c, seed k: derive_seed(derive_seed(base_seed, "
-                                           "\"spectrum\", c), k)"}};
-    t->meta["theory"] = "S spectrum = (1 - rho) delta_0 + rho MP(ratio rho/kappa, scale 1/rho)";
-    t->meta.erase("params");
-  }
-  out.tables.push_back(std::move(dens));
-  out.tables.push_back(std::move(eig));
-  out.tables.push_back(std::move(atoms));
-  return out;
-}
-
-std::vector<Figure> make_registry() {
-  std::vector<Figure> f;
-  auto add = [&](int number, std::string name, std::string paper, std::string description,
-                 DataStep data, std::string unavailable = "") {
-    f.push_back(Figure{number, std::move(name), std::move(paper), std::move(description),
-                       std::move(data), std::move(unavailable)});
-  };
-  add(1, "decomposition", "low-rank",
-      "TM/IDG/ODG error against alpha and its algo/mem/struct decomposition (theory + simulation)",
-      fig_decomposition);
-  add(2, "order_params", "low-rank",
-      "order parameters m, q, mbar, qbar, m0, q0 against kappa (theory + simulation)",
-      fig_order_params);
-  add(3, "test_context", "low-rank", "errors against the test context alpha_test / alpha",
-      fig_test_context);
-  add(4, "implicit_reg", "low-rank",
-      "implicit regularization: effective ridge -z, qbarhat, qbar asymptotes; gradient-descent "
-      "initialization spread",
-      fig_implicit_reg);
-  add(5, "phase", "low-rank",
-      "phase transition at rho = kappa: errors against rho, (rho, kappa) diagram, trade-off",
-      fig_phase);
-  add(6, "spectrum", "low-rank",
-      "eigenvalues of the empirical task covariance against Marchenko-Pastur with its atom",
-      fig_spectrum);
-  add(7, "softmax", "softmax",
-      "softmax attention: TM/IDG/ODG against rho for alpha 2, 4, 6 (with the linear theory and "
-      "simulation)",
-      fig_softmax);
-  add(8, "patch_loss", "implicit-dynamics",
-      "loss with context vs loss of the patched query-only model along training", fig_patch_loss);
-  add(9, "patch_layers", "implicit-dynamics",
-      "equivalence error per layer of the 10-layer Pre-LN model, float64 and float32",
-      fig_patch_layers);
-  add(10, "patch_steps", "implicit-dynamics",
-      "implicit step norms against token index, attention vs RNN (log-log)", fig_patch_steps);
-  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit SGD finetuning",
-      fig_patch_align);
-  add(12, "thought_patch", "implicit-dynamics",
-      "thought patch: train and held-out error against calibration size", fig_thought_patch);
-  return f;
-}
-
-}  // namespace
-
-const std::vector<Figure>& registry() {
-  static const std::vector<Figure> r = make_registry();
-  return r;
-}
-
-const Figure* find_figure(const std::string& name_or_number) {
-  for (const auto& f : registry())
-    if (f.name == name_or_number || std::to_string(f.number) == name_or_number) return &f;
-  return nullptr;
 }
 
 }  // namespace icl::paperfigs

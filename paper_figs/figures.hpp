@@ -50,7 +50,6 @@ struct Figure {
   std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics"
   std::string description;   // one line
   DataStep data;             // every figure has one
-  std::string unavailable;   // unused; goes with the last parameter of add() in figures.cpp
   std::string script() const { return "plot_" + name + ".py"; }
 };
 

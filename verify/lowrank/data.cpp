@@ -6,11 +6,11 @@
 #include <Eigen/QR>
 
 #include "numerics/error.hpp"
-#include "verify/lowrank/detail/normal.hpp"
+#include "numerics/normal_sampler.hpp"
 
 namespace icl::verify::lowrank {
 
-using detail::Normal;
+using Normal = numerics::NormalSampler;
 
 const char* to_string(OdgKind k) { return k == OdgKind::Isotropic ? "isotropic" : "subspace"; }
 OdgKind odg_kind_from_string(const std::string& s) {

@@ -7,7 +7,7 @@
 
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
-#include "verify/lowrank/detail/normal.hpp"
+#include "numerics/normal_sampler.hpp"
 #include "verify/lowrank/detail/normal_operator.hpp"
 #include "verify/lowrank/measure.hpp"
 
@@ -67,7 +67,7 @@ GdDemoResult run(const theory::Params& p, const GdDemoOptions& o,
   }
   const double eta = 1.0 / (1.05 * lmax);
   const MatrixXd B = normal_rhs(d);
-  detail::Normal nd(rng);
+  numerics::NormalSampler nd(rng);
   for (double scale : o.init_scales) {
     MatrixXd G(n.D, n.D);
     nd.fill(G.data(), G.size(), scale / std::sqrt(D));

@@ -6,11 +6,11 @@
 
 #include <Eigen/Eigenvalues>
 
-#include "verify/lowrank/detail/normal.hpp"
+#include "numerics/normal_sampler.hpp"
 
 namespace icl::verify::lowrank {
 
-using detail::Normal;
+using Normal = numerics::NormalSampler;
 
 namespace {
 

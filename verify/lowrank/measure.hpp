@@ -3,6 +3,7 @@
 // The record types are templates over the value type: double for one seed, numerics::Estimate
 // (mean, s.e.) for a simulation's aggregate (simulator.hpp).
 #pragma once
+#include <array>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -15,7 +16,7 @@ namespace icl::verify::lowrank {
 
 // The three test protocols: the training tasks (TM), fresh tasks from the training
 // distribution (IDG), out-of-distribution tasks (ODG).
-inline constexpr const char* kProtocolNames[3] = {"tm", "idg", "odg"};
+inline constexpr std::array<const char*, 3> kProtocols = {"tm", "idg", "odg"};
 template <class T>
 struct PerProtocol {
   T tm{}, idg{}, odg{};

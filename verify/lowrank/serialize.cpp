@@ -17,7 +17,7 @@ namespace {
 // order of the flat names. Histograms are left to the callers (their layouts differ).
 template <class F>
 void visit_estimates(const SimulationResult& r, F f) {
-  for (int k = 0; k < 3; ++k) f({"error", kProtocolNames[k]}, r.error[k]);
+  for (int k = 0; k < 3; ++k) f({"error", kProtocols[k]}, r.error[k]);
   f({"order", "m"}, r.order.m);
   f({"order", "q"}, r.order.q);
   f({"order", "mbar"}, r.order.mbar);
@@ -26,7 +26,7 @@ void visit_estimates(const SimulationResult& r, F f) {
   f({"order", "q0"}, r.order.q0);
   if (const auto& d = r.decomposition) {
     for (int k = 0; k < 3; ++k) {
-      const char* p = kProtocolNames[k];
+      const char* p = kProtocols[k];
       f({"decomposition", "measured", p, "algo"}, d->protocol[k].algo);
       f({"decomposition", "measured", p, "excess"}, d->protocol[k].excess);
       f({"decomposition", "measured", p, "span"}, d->protocol[k].span);
@@ -40,9 +40,9 @@ void visit_estimates(const SimulationResult& r, F f) {
   }
   if (const auto& dist = r.distribution)
     for (int k = 0; k < 3; ++k) {
-      f({"distribution", kProtocolNames[k], "var_ratio"}, (*dist)[k].var_ratio);
-      f({"distribution", kProtocolNames[k], "std_mean"}, (*dist)[k].std_mean);
-      f({"distribution", kProtocolNames[k], "std_var"}, (*dist)[k].std_var);
+      f({"distribution", kProtocols[k], "var_ratio"}, (*dist)[k].var_ratio);
+      f({"distribution", kProtocols[k], "std_mean"}, (*dist)[k].std_mean);
+      f({"distribution", kProtocols[k], "std_var"}, (*dist)[k].std_var);
     }
   f({"cg", "iterations"}, r.cg_iterations);
   f({"cg", "relative_residual"}, r.cg_relative_residual);
@@ -121,7 +121,7 @@ ordered_json to_json(const SimulationResult& r) {
         sem.push_back(hist[b].sem);
         normal.push_back(normal_cdf(r.histogram_edges[b + 1]) - normal_cdf(r.histogram_edges[b]));
       }
-      j["distribution"][kProtocolNames[k]]["histogram_standardized_residual"] = {
+      j["distribution"][kProtocols[k]]["histogram_standardized_residual"] = {
           {"edges", r.histogram_edges},
           {"fraction", frac},
           {"fraction_sem", sem},
@@ -185,7 +185,7 @@ std::string to_text(const SimulationResult& r) {
     for (int k = 0; k < 3; ++k) {
       const auto& m = r.decomposition->protocol[k];
       std::snprintf(line, sizeof line, "  %-4s %8s / %8s   theory %8s / %8s (mem %s, struct %s)\n",
-                    kProtocolNames[k], fmt(m.algo.mean).c_str(), fmt(m.excess.mean).c_str(),
+                    kProtocols[k], fmt(m.algo.mean).c_str(), fmt(m.excess.mean).c_str(),
                     fmt(tc[k]->algo).c_str(), fmt(tc[k]->mem + tc[k]->structural).c_str(),
                     fmt(tc[k]->mem).c_str(), fmt(tc[k]->structural).c_str());
       os << line;

@@ -231,14 +231,4 @@ SimulationResult LowRankSimulator::run(const numerics::Progress& progress) const
   return lowrank::run(p_, o_, progress);
 }
 
-SimulationResult::operator Estimate() const {
-  Estimate e;
-  for (const auto& [name, est] : named_estimates(*this)) {
-    e.names.push_back(name);
-    e.stats.push_back(Stat{est.mean, est.count < 2 ? 0.0 : est.sem, est.count});
-  }
-  e.histogram_edges = histogram_edges;
-  return e;
-}
-
 }  // namespace icl::verify::lowrank

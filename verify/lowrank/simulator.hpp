@@ -21,7 +21,6 @@
 #include "theory/params.hpp"
 #include "verify/lowrank/data.hpp"
 #include "verify/lowrank/measure.hpp"
-#include "verify/lowrank/named_values.hpp"
 #include "verify/lowrank/training.hpp"
 
 namespace icl::verify::lowrank {
@@ -76,9 +75,6 @@ struct SimulationResult : Measurements<numerics::Estimate> {
   std::vector<double> histogram_edges;     // histogram_bins + 1 edges on [-4, 4]
   std::vector<SeedMeasurement> per_seed;
   bool converged() const { return status == numerics::Status::Converged; }
-  // The string-keyed summary (named_values.hpp) for the front ends of verify/softmax, built
-  // from the typed fields (the names of named_estimates(), serialize.hpp). Remove with them.
-  operator Estimate() const;
 };
 
 // lambda = 0 and tau < 1: compared as minimum-norm simulation vs the ridgeless Letey/Lu theory.

@@ -66,31 +66,39 @@ double loss_range(const Weights<double>& w, const std::vector<Prompt>& batch, st
 
 }  // namespace
 
+// The batch is cut into a fixed number of chunks (independent of `threads`); each chunk's loss
+// and gradient are accumulated separately and the chunks are summed in order, so the result is
+// bit-identical for every thread count.
 double batch_loss(const Weights<double>& w, const std::vector<Prompt>& batch,
                   Weights<double>* grad, int threads) {
+  constexpr std::size_t kChunks = 8;
   const std::size_t B = batch.size();
   if (B == 0) return 0;
   const double scale = static_cast<double>(B);
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(B)));
-  if (threads == 1) return loss_range(w, batch, 0, B, grad, scale) / scale;
-  std::vector<double> sums(static_cast<std::size_t>(threads), 0.0);
+  const std::size_t chunks = std::min(kChunks, B);
+  std::vector<double> sums(chunks, 0.0);
   std::vector<Weights<double>> grads;
   if (grad)
-    for (int t = 0; t < threads; ++t) grads.push_back(zeros_like(w));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    const std::size_t b = B * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
-    const std::size_t e = B * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
-    pool.emplace_back([&, t, b, e] {
-      sums[static_cast<std::size_t>(t)] =
-          loss_range(w, batch, b, e, grad ? &grads[static_cast<std::size_t>(t)] : nullptr, scale);
-    });
+    for (std::size_t c = 0; c < chunks; ++c) grads.push_back(zeros_like(w));
+  auto run_chunk = [&](std::size_t c) {
+    const std::size_t b = B * c / chunks, e = B * (c + 1) / chunks;
+    sums[c] = loss_range(w, batch, b, e, grad ? &grads[c] : nullptr, scale);
+  };
+  const std::size_t workers = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(1, threads)), 1, chunks);
+  if (workers == 1) {
+    for (std::size_t c = 0; c < chunks; ++c) run_chunk(c);
+  } else {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < workers; ++t)
+      pool.emplace_back([&, t] {
+        for (std::size_t c = t; c < chunks; c += workers) run_chunk(c);
+      });
+    for (auto& th : pool) th.join();
   }
-  for (auto& th : pool) th.join();
   double s = 0;
-  for (int t = 0; t < threads; ++t) {
-    s += sums[static_cast<std::size_t>(t)];
-    if (grad) add_into(*grad, grads[static_cast<std::size_t>(t)]);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    s += sums[c];
+    if (grad) add_into(*grad, grads[c]);
   }
   return s / scale;
 }

@@ -37,13 +37,9 @@ ByProtocol<numerics::Estimate> linear_simulation_errors(const theory::Params& p,
   so.odg = o.odg;
   so.assignment = o.assignment;
   so.prediction_prompts = 0;
-  const verify::lowrank::Estimate e = verify::lowrank::LowRankSimulator(p, so).run();
-  ByProtocol<numerics::Estimate> out;
-  for (std::size_t k = 0; k < kProtocols.size(); ++k) {
-    const verify::lowrank::Stat s = e.get(std::string("error.") + kProtocols[k]);
-    out[k] = numerics::Estimate{s.mean, s.count > 1 ? s.sem : numerics::Estimate{}.sem, s.count};
-  }
-  return out;
+  const verify::lowrank::SimulationResult r = verify::lowrank::run(p, so);
+  if (!r.converged()) throw NumericalError(r.message, r.residual_norm);
+  return r.error;
 }
 
 // The linear theory and simulator at p. A point where either does not apply (InvalidParams) or

@@ -28,6 +28,7 @@
 #include "numerics/status.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/params.hpp"
+#include "verify/lowrank/measure.hpp"
 #include "verify/softmax/softmax.hpp"
 
 namespace icl::verify::softmax {
@@ -53,13 +54,9 @@ struct SoftmaxOptions {
 void validate(const theory::Params& p, const SoftmaxOptions& o);
 
 // The three test protocols (docs/theory.md §2.1), in this order everywhere.
-inline constexpr std::array<const char*, 3> kProtocols = {"tm", "idg", "odg"};
+using verify::lowrank::kProtocols;  // "tm", "idg", "odg"
 template <class T>
-struct ByProtocol {
-  T tm{}, idg{}, odg{};
-  T& operator[](std::size_t k) { return k == 0 ? tm : (k == 1 ? idg : odg); }
-  const T& operator[](std::size_t k) const { return k == 0 ? tm : (k == 1 ? idg : odg); }
-};
+using ByProtocol = verify::lowrank::PerProtocol<T>;  // tm, idg, odg; [k] in kProtocols order
 
 // One seed (docs/softmax.md §5). Test prompts: L_t = round(alpha_test D) pairs, noise
 // sigma_test; TM picks one of the M0 training tasks uniformly, IDG a fresh sqrt(D/r) A v, ODG

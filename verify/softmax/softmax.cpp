@@ -18,9 +18,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Uniform on [-1, 1): the same map as the linear simulator's normal sampler.
-double uniform_pm1(Rng& rng) { return double(rng() >> 11) * 0x1.0p-52 - 1.0; }
-
 // Uniform on [0, 1) with 53 random bits.
 double uniform01(Rng& rng) { return double(rng() >> 11) * 0x1.0p-53; }
 
@@ -28,27 +25,6 @@ double uniform01(Rng& rng) { return double(rng() >> 11) * 0x1.0p-53; }
 
 // ---------------------------------------------------------------------------------------------
 // Sampling and data
-
-double NormalSampler::operator()() {
-  if (has_spare_) {
-    has_spare_ = false;
-    return spare_;
-  }
-  double u, v, s;
-  do {
-    u = uniform_pm1(rng_);
-    v = uniform_pm1(rng_);
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  const double f = std::sqrt(-2.0 * std::log(s) / s);
-  spare_ = v * f;
-  has_spare_ = true;
-  return u * f;
-}
-
-void NormalSampler::fill(double* p, Eigen::Index n, double scale) {
-  for (Eigen::Index i = 0; i < n; ++i) p[i] = scale * (*this)();
-}
 
 Prompts draw_prompts(const MatrixXd& tasks, int L, double sigma, Rng& rng) {
   if (L < 1) throw InvalidParams("L", "context length must be >= 1");

@@ -37,6 +37,7 @@
 #include <Eigen/Core>
 
 #include "numerics/status.hpp"
+#include "numerics/normal_sampler.hpp"
 #include "theory/params.hpp"
 #include "verify/lowrank/simulator.hpp"
 
@@ -45,6 +46,7 @@ namespace icl::verify::softmax {
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using verify::lowrank::Rng;
+using numerics::NormalSampler;  // the simulators' one sampler: A and W agree for the same seed
 
 // A batch of prompts. Tokens are the columns of Z ((D+1) x count*T); prompt n occupies columns
 // n*T .. n*T + T - 1, the last of them the query token (x_q, 0). y(n) is the query's label.
@@ -54,20 +56,6 @@ struct Prompts {
   MatrixXd Z;
   VectorXd y;
   int count() const { return int(y.size()); }
-};
-
-// Standard normals by the polar method on the raw engine output, the same algorithm and draw
-// order as the linear simulator's sampler (so that A and W agree for the same seed).
-class NormalSampler {
- public:
-  explicit NormalSampler(Rng& rng) : rng_(rng) {}
-  double operator()();
-  void fill(double* p, Eigen::Index n, double scale);
-
- private:
-  Rng& rng_;
-  double spare_ = 0;
-  bool has_spare_ = false;
 };
 
 // Prompts for the tasks given as columns of `tasks` (D x count): L context pairs with label

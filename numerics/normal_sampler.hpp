@@ -1,21 +1,21 @@
-// Internal to the simulator (not part of the public API): the standard-normal sampler shared by
-// the data generation, the measurements and the gradient-descent demo.
+// Standard normals from a 64-bit engine: the one sampler of every simulator (the low-rank
+// simulator's data, measurements and gradient-descent demo, the softmax check's prompts), so that
+// the same seed gives the same draws everywhere.
 #pragma once
 #include <cmath>
+#include <random>
 
 #include <Eigen/Core>
 
-#include "verify/lowrank/data.hpp"
-
-namespace icl::verify::lowrank::detail {
+namespace icl::numerics {
 
 // Standard normals by the Marsaglia polar method on the raw 64-bit engine output (exact,
 // deterministic for a given engine state; several times faster than going through
 // std::normal_distribution's generate_canonical). One object per stream keeps the draw order
 // explicit; the spare value is discarded when the object goes away.
-class Normal {
+class NormalSampler {
  public:
-  explicit Normal(Rng& r) : rng_(r) {}
+  explicit NormalSampler(std::mt19937_64& r) : rng_(r) {}
   double operator()() {
     if (has_spare_) {
       has_spare_ = false;
@@ -38,9 +38,9 @@ class Normal {
 
  private:
   double uniform_pm1() { return double(rng_() >> 11) * 0x1.0p-52 - 1.0; }  // [-1, 1)
-  Rng& rng_;
+  std::mt19937_64& rng_;
   double spare_ = 0;
   bool has_spare_ = false;
 };
 
-}  // namespace icl::verify::lowrank::detail
+}  // namespace icl::numerics
