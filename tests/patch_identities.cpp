@@ -272,6 +272,38 @@ TEST_CASE("training: beats the zero predictor, and the context loss equals the p
   CHECK(r.final_eval_loss < 0.7 * r.zero_loss);
 }
 
+TEST_CASE("training: the trained weights are bit-identical for 1, 2 and 3 threads") {
+  ModelConfig c;
+  c.token_dim = 3;
+  c.width = 3;
+  c.heads = 2;
+  c.head_dim = 4;
+  c.mlp_hidden = 16;
+  std::vector<Weights<double>> trained;
+  for (int threads : {1, 2, 3}) {
+    auto w = init_weights(c, {.seed = 5});
+    TrainOptions p;
+    p.d = 2;
+    p.n_ctx = 6;
+    p.batch = 13;  // not a multiple of the thread counts
+    p.steps = 20;
+    p.eval_every = 10;
+    p.eval_prompts = 8;
+    p.threads = threads;
+    train(w, p);
+    trained.push_back(w);
+  }
+  for (std::size_t k = 1; k < trained.size(); ++k) {
+    auto a = parameters(trained[0]);
+    auto b = parameters(trained[k]);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      INFO(a[i].first);
+      CHECK((*a[i].second - *b[i].second).cwiseAbs().maxCoeff() == 0.0);
+    }
+  }
+}
+
 TEST_CASE("cos_F: exact values; alignment: one prompt is its own mismatch, one SGD step is lr-free") {
   const M a = random_mat(4, 3, 1), b = random_mat(4, 3, 2);
   CHECK(cos_frobenius(a, a) == doctest::Approx(1.0).epsilon(1e-14));
