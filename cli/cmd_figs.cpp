@@ -114,7 +114,7 @@ void register_figs(CLI::App& app) {
       s.seed = opt->seed;
       s.command = "icl figs " + f->name + (opt->quick ? " --quick" : "") +
                   (opt->seed != pf::Settings{}.seed ? " --seed " + std::to_string(opt->seed) : "");
-      s.progress = [name = f->name](const std::string& what, std::size_t d, std::size_t n) {
+      s.progress = [name = f->name](std::size_t d, std::size_t n, const std::string& what) {
         progress(what.rfind(name, 0) == 0 ? what : name + ": " + what, d, n);
       };
       std::fprintf(stderr, "[figs] %d %s (%s): %s\n", f->number, f->name.c_str(),

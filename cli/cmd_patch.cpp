@@ -28,7 +28,7 @@ struct Flags {
   int train_steps = 0, batch = 64, eval_every = 100, threads = 2;
   int train_context = 0;  // context pairs during training (0: --context)
   double lr = 1e-3;
-  int context = 50, prompts = 1;
+  int context = 50, prompts = 0;  // prompts 0: the experiment's default (Options{}.prompts)
   // check
   int pos = -1;
   std::string chunk;  // "B:E"
@@ -132,7 +132,7 @@ Options common_options(const Flags& f, const CLI::App& app) {
   o.seed = f.seed;
   o.training = pretraining(f, false);
   o.context = f.context;
-  o.prompts = f.prompts;
+  if (f.prompts > 0) o.prompts = f.prompts;
   return o;
 }
 
@@ -211,6 +211,7 @@ void run_dynamics(const Flags& f, const CLI::App& app) {
                 << ", rnn " << format_number(r.rnn.trained->slope_of_mean_curve) << "\n";
     std::cout << "  " << numerics::to_string(r.status) << ": " << r.message << "\n";
   }
+  if (r.status != numerics::Status::Converged) throw ExitError(kExitNotConverged, r.message);
 }
 
 // ---- thought -------------------------------------------------------------------------------
@@ -287,13 +288,21 @@ void run_train(const Flags& f, const CLI::App& app) {
 
 }  // namespace
 
+// The library's default number of prompts of an experiment (shown in --help).
+template <class Options>
+int default_prompts() {
+  static const Options defaults;
+  return defaults.prompts;
+}
+
 void register_patch(CLI::App& app) {
   auto* patch = app.add_subcommand(
       "patch", "the exact rank-1 patch of in-context learning (contextual blocks, Eigen)");
   patch->require_subcommand(1);
   auto f = std::make_shared<Flags>();
-  auto prompts = [&](CLI::App* a, const char* help) {
-    a->add_option("--prompts", f->prompts, help)->check(kAtLeast1)->capture_default_str();
+  auto prompts = [&](CLI::App* a, const std::string& help, int library_default) {
+    a->add_option("--prompts", f->prompts, help + " (default " + std::to_string(library_default) + ")")
+        ->check(kAtLeast1);
   };
 
   auto* check = patch->add_subcommand("check", "T_W(C,x) = T_{W+dW}(x): patch block by block, negative controls");
@@ -301,7 +310,7 @@ void register_patch(CLI::App& app) {
   add_out_flag(*check, f->out, "the JSON");
   check->add_option("--pos", f->pos, "position whose output is matched (-1: the query)")
       ->check(int_range(-1, 1000000000))->capture_default_str();
-  prompts(check, "number of prompts");
+  prompts(check, "number of prompts", default_prompts<P::CheckOptions>());
   check->add_option("--chunk", f->chunk, "also remove context chunk B:E (tokens B..E-1) instead of all of C (one block)");
   check->add_option("--tol", f->tol, "pass if max_rel_diff <= tol (else exit 3)")->check(kPositive)->capture_default_str();
   check->callback([f, check] { run_check(*f, *check); });
@@ -309,14 +318,14 @@ void register_patch(CLI::App& app) {
   auto* dyn = patch->add_subcommand("dynamics", "implicit dynamics: prefix patches, online GD, step norms attention vs RNN");
   add_model_flags(dyn, *f);
   add_out_flag(*dyn, f->out, "the TSV table (+ JSON sidecar)");
-  prompts(dyn, "number of prompts");
+  prompts(dyn, "number of prompts", default_prompts<P::DynamicsOptions>());
   dyn->add_option("--rnn-weights", f->rnn_weights, "weights of the RNN model (FILE)");
   dyn->callback([f, dyn] { run_dynamics(*f, *dyn); });
 
   auto* th = patch->add_subcommand("thought", "static thought patch by ridge least squares over calibration queries");
   add_model_flags(th, *f);
   add_out_flag(*th, f->out, "the TSV table (+ JSON sidecar)");
-  prompts(th, "number of contexts");
+  prompts(th, "number of contexts", default_prompts<P::ThoughtOptions>());
   th->add_option("--m", f->m_values, "calibration sizes")->check(kAtLeast1)->delimiter(',');
   th->add_option("--heldout", f->heldout, "held-out queries")->check(kAtLeast1)->capture_default_str();
   th->add_option("--ridge", f->ridge, "relative ridge")->check(kPositive)->capture_default_str();
@@ -325,7 +334,7 @@ void register_patch(CLI::App& app) {
   auto* al = patch->add_subcommand("align", "cos_F between dW(C) and the W change after explicit SGD on the context");
   add_model_flags(al, *f);
   add_out_flag(*al, f->out, "the TSV table (+ JSON sidecar)");
-  prompts(al, "number of prompts");
+  prompts(al, "number of prompts", default_prompts<P::AlignOptions>());
   al->add_option("--sgd-lr", f->sgd_lr, "SGD learning rate")->check(kPositive)->capture_default_str();
   al->add_option("--sgd-steps", f->sgd_steps, "SGD step counts reported")->check(kAtLeast1)->delimiter(',');
   al->callback([f, al] { run_align(*f, *al); });

@@ -103,7 +103,7 @@ void register_sweep(CLI::App& app) {
     so.solve.method = theory::method_from_string(opt->method);
     const std::string what = "sweep " + g.name;
     if (!opt->quiet && !opt->sim.enabled)
-      so.on_progress = [&](std::size_t d, std::size_t n) { progress(what, d, n); };
+      so.progress = [&](std::size_t d, std::size_t n, const std::string&) { progress(what, d, n); };
     const std::vector<theory::Solution> sols = theory::sweep(p, g.name, values, so);
     Table t;
     t.columns = {"index", g.name};
@@ -158,8 +158,7 @@ void register_sweep(CLI::App& app) {
   phase->add_flag("--log-y", opt->log_y, "geometric y grid");
   phase->add_option("--method", opt->method, "saddle | reduced | letey")
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
-  phase->add_option("--threads", opt->threads, "worker threads (0 = all cores)")
-      ->check(CLI::Range(0, 256));
+  add_threads_flag(*phase, opt->threads, /*zero_means_all_cores=*/true);
   add_out_flag(*phase, opt->out, "the TSV table (+ JSON sidecar FILE.json)");
   add_quiet_flag(*phase, opt->quiet);
   phase->add_option("--shard", opt->shard, "I/N: compute only rows of x with i % N == I (merge with icl merge)");
@@ -181,7 +180,7 @@ void register_sweep(CLI::App& app) {
     theory::PhaseOptions po;
     po.solve.method = theory::method_from_string(opt->method);
     po.threads = opt->threads;
-    if (!opt->quiet) po.on_progress = [](std::size_t d, std::size_t n) {
+    if (!opt->quiet) po.progress = [](std::size_t d, std::size_t n, const std::string&) {
       if (d == n || d % 100 == 0) progress("phase", d, n);
     };
     const std::vector<theory::Solution> sols = theory::phase_grid(p, gx.name, xs, gy.name, ys, po);

@@ -86,9 +86,13 @@ CLI::Option* add_seed_flag(CLI::App& app, std::uint64_t& seed) {
   return app.add_option("--seed", seed, "base seed (every random stream is derived from it)")
       ->capture_default_str();
 }
-CLI::Option* add_threads_flag(CLI::App& app, int& threads) {
-  return app.add_option("--threads", threads, "worker threads (results do not depend on it)")
-      ->check(int_range(1, 256))->capture_default_str();
+CLI::Option* add_threads_flag(CLI::App& app, int& threads, bool zero_means_all_cores) {
+  return app
+      .add_option("--threads", threads,
+                  std::string("worker threads") + (zero_means_all_cores ? " (0 = all cores)" : "") +
+                      "; results do not depend on it")
+      ->check(int_range(zero_means_all_cores ? 0 : 1, 256))
+      ->capture_default_str();
 }
 CLI::Option* add_json_flag(CLI::App& app, bool& json) {
   return app.add_flag("--json", json, "print one JSON object");

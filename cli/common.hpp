@@ -47,7 +47,8 @@ inline constexpr int kMinDim = 2, kMaxDim = 2000;  // --dim, the same range for 
 CLI::Option* add_dim_flag(CLI::App& app, int& dim, const std::string& help = "token dimension D");
 CLI::Option* add_seeds_flag(CLI::App& app, int& seeds);           // --seeds S, 1..100000
 CLI::Option* add_seed_flag(CLI::App& app, std::uint64_t& seed);   // --seed S (base seed)
-CLI::Option* add_threads_flag(CLI::App& app, int& threads);       // --threads N, 1..256
+// --threads N, 1..256 (0..256 with zero_means_all_cores)
+CLI::Option* add_threads_flag(CLI::App& app, int& threads, bool zero_means_all_cores = false);
 CLI::Option* add_json_flag(CLI::App& app, bool& json);            // --json
 CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet);          // --quiet (no progress)
 // --out FILE: the command's result (`what`: "the JSON", "the TSV table (+ JSON sidecar)")

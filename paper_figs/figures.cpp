@@ -41,7 +41,7 @@ nlohmann::json table_meta(const Settings& s, int figure, const Params& base,
 }
 
 void report(const Settings& s, const std::string& what, std::size_t done, std::size_t total) {
-  if (s.progress) s.progress(what, done, total);
+  if (s.progress) s.progress(done, total, what);
 }
 
 namespace {
@@ -513,7 +513,7 @@ FigureData fig_phase(const Settings& s) {
   const auto gkappa = theory::linspace(0.05, 1.5, s.quick ? 15 : 50);
   theory::PhaseOptions po;
   po.threads = std::max(1, s.threads);
-  po.on_progress = [&](std::size_t d, std::size_t n) {
+  po.progress = [&](std::size_t d, std::size_t n, const std::string&) {
     if (d == n || d % 250 == 0) report(s, "phase diagram", d, n);
   };
   const auto grid = theory::phase_grid(pg, "rho", grho, "kappa", gkappa, po);

@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "numerics/progress.hpp"
+
 namespace icl::paperfigs {
 
 // One TSV file: DIR/<stem>.tsv with exactly one header line; `meta` goes to the sidecar
@@ -33,8 +35,7 @@ struct Settings {
   int threads = 2;                  // simulator seeds / phase grid workers
   std::uint64_t seed = 20251;       // base seed; every simulated point derives its own from it
   std::string command;              // canonical command for this figure ("icl figs NAME ...")
-  // Progress of long steps: (what, done, total).
-  std::function<void(const std::string&, std::size_t, std::size_t)> progress;
+  numerics::Progress progress;      // progress of long steps (done, total, what); may be empty
 };
 
 struct FigureData {

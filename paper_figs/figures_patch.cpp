@@ -27,7 +27,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 numerics::Progress reporter(const Settings& s, const std::string& name) {
   if (!s.progress) return {};
   return [&s, name](std::size_t done, std::size_t total, const std::string& what) {
-    s.progress(name + " " + what, done, total);
+    s.progress(done, total, name + " " + what);
   };
 }
 

@@ -79,8 +79,8 @@ FigureData fig_softmax(const Settings& s) {
   try {
     res = verify::softmax::run_points(
         points, o, [&](std::size_t done, std::size_t total, const std::string& what) {
-          if (s.progress) s.progress(what == "linear" ? "linear simulation" : "softmax training",
-                                     done, total);
+          if (s.progress)
+            s.progress(done, total, what == "linear" ? "linear simulation" : "softmax training");
         });
   } catch (const std::exception& e) {
     errors.push_back(std::string("softmax: ") + e.what());

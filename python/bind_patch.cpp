@@ -7,9 +7,11 @@
 
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
+#include "python/json_to_python.hpp"
 #include "numerics/status.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/patch.hpp"
+#include "verify/patch/serialize.hpp"
 
 namespace icl::python {
 
@@ -49,23 +51,7 @@ void bind_patch(py::module_& m) {
           py::gil_scoped_release release;
           r = P::run_check(o);
         }
-        py::dict out;
-        out["max_abs_diff"] = r.diff.max_abs;
-        out["max_rel_diff"] = r.diff.max_rel;
-        out["rank"] = r.rank;
-        out["sigma2_over_sigma1"] = r.sigma2_over_sigma1;
-        out["degenerate_anchors"] = r.degenerate_anchors;
-        out["status"] = numerics::to_string(r.status);
-        py::list layers_out;
-        for (const auto& dl : r.per_layer) {
-          py::dict e;
-          e["max_abs_diff"] = dl.max_abs;
-          e["max_rel_diff"] = dl.max_rel;
-          layers_out.append(e);
-        }
-        out["per_layer"] = layers_out;
-        out["parameters"] = P::parameter_count(r.config);
-        return out;
+        return to_python(P::to_json(r));  // the `icl patch check --json` object
       },
       py::kw_only(), py::arg("d") = 2, py::arg("context") = 16, py::arg("prompts") = 4,
       py::arg("layers") = 1, py::arg("kind") = "softmax", py::arg("heads") = 2,

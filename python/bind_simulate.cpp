@@ -9,6 +9,7 @@
 
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
+#include "python/json_to_python.hpp"
 #include "theory/params.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "verify/lowrank/simulator.hpp"
@@ -102,18 +103,10 @@ void bind_simulate(py::module_& m) {
   m.def(
       "sizes",
       [](const Params& p, int dim) {
-        const vl::Sizes s = vl::sizes(p, dim);
-        py::dict d;
-        d["D"] = s.D;
-        d["r"] = s.r;
-        d["M0"] = s.M0;
-        d["N"] = s.N;
-        d["L"] = s.L;
-        d["Lt"] = s.Lt;
-        return d;
+        return to_python(vl::to_json(vl::sizes(p, dim)));
       },
       py::arg("params"), py::arg("dim"),
-      "Integer sizes of a simulation at D = dim: {D, r, M0, N, L, Lt}.");
+      "Integer sizes of a simulation at D = dim: {D, r, M0, N, L, L_test}.");
 }
 
 }  // namespace icl::python

@@ -49,7 +49,7 @@ PYBIND11_MODULE(icl_theory, m) {
   g_numerical_error = PyErr_NewExceptionWithDoc(
       "icl_theory.NumericalError",
       "A numerical routine could not deliver a trustworthy value (a RuntimeError).\n"
-      "`residual_norm` is the residual reached (negative when not applicable).",
+      "`residual_norm` is the residual reached (NaN when not applicable).",
       PyExc_RuntimeError, nullptr);
   if (g_invalid_params == nullptr || g_numerical_error == nullptr) throw py::error_already_set();
   m.attr("InvalidParams") = py::reinterpret_borrow<py::object>(g_invalid_params);

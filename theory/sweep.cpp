@@ -63,7 +63,7 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
   if (options.solve.method != Method::Saddle) {
     for (double v : values) {
       out.push_back(solve(at(base, name, v), options.solve));
-      if (options.on_progress) options.on_progress(out.size(), values.size());
+      if (options.progress) options.progress(out.size(), values.size(), "point");
     }
     return out;
   }
@@ -99,8 +99,8 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
       values,
       [&](double t, const Eigen::VectorXd& x0) {
         auto r = path_solver(t, x0);
-        if (std::find(values.begin(), values.end(), t) != values.end() && options.on_progress)
-          options.on_progress(++done, values.size());
+        if (std::find(values.begin(), values.end(), t) != values.end() && options.progress)
+          options.progress(++done, values.size(), "point");
         return r;
       },
       [](double) { return Eigen::VectorXd(); }, co);
@@ -134,9 +134,9 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
       const Params p = at(at(base, x_name, xs[k / ny]), y_name, ys[k % ny]);
       out[k] = solve(p, options.solve);
       const std::size_t d = ++done;
-      if (options.on_progress) {
+      if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);
-        options.on_progress(d, total);
+        options.progress(d, total, "point");
       }
     }
   };

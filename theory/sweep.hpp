@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "numerics/progress.hpp"
 #include "theory/lowrank.hpp"
 
 namespace icl::theory {
@@ -14,8 +15,7 @@ struct SweepOptions {
   // previous converged point (warm start), with step halving (continuation).
   bool warm_start = true;
   int max_halvings = 6;     // Saddle: continuation step halving on failure
-  // Called after each point (done, total) for progress reports; may be empty.
-  std::function<void(std::size_t, std::size_t)> on_progress;
+  numerics::Progress progress;  // (done, total, "point") after each point; may be empty
 };
 
 // One Solution per value (never skipped; failed points keep their status and residual).
@@ -26,7 +26,7 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
 struct PhaseOptions {
   SolveOptions solve;
   int threads = 0;  // 0 = hardware concurrency; results do not depend on it
-  std::function<void(std::size_t, std::size_t)> on_progress;
+  numerics::Progress progress;  // (done, total, "point"), serialized; may be empty
 };
 
 // Grid over (x_name, y_name): result[i * ny + j] solves at x = xs[i], y = ys[j].

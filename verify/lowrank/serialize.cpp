@@ -61,11 +61,11 @@ std::string fmt(double v, int prec = 4) {
   return buf;
 }
 
-ordered_json sizes_json(const Sizes& n) {
+}  // namespace
+
+ordered_json to_json(const Sizes& n) {
   return {{"D", n.D}, {"r", n.r}, {"M0", n.M0}, {"N", n.N}, {"L", n.L}, {"L_test", n.Lt}};
 }
-
-}  // namespace
 
 ordered_json to_json(const numerics::Estimate& e) { return {{"mean", e.mean}, {"sem", e.sem}}; }
 
@@ -127,7 +127,7 @@ ordered_json to_json(const SimulationResult& r) {
           {"fraction_sem", sem},
           {"standard_normal", normal}};
     }
-  j["sizes"] = sizes_json(r.sizes);
+  j["sizes"] = to_json(r.sizes);
   j["odg_kind"] = to_string(o.odg);
   j["assignment"] = to_string(o.assignment);
   j["sampler"] = to_string(o.sampler);

@@ -14,6 +14,9 @@
 
 namespace icl::verify::lowrank {
 
+// {"D", "r", "M0", "N", "L", "L_test"}: the integer sizes at one D.
+nlohmann::ordered_json to_json(const Sizes& n);
+
 // {"mean": m, "sem": s} (NaN -> null).
 nlohmann::ordered_json to_json(const numerics::Estimate& e);
 
