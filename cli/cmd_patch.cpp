@@ -142,7 +142,7 @@ template <class Result>
 bool emit_result(const Flags& f, const Result& r, const P::Json& j) {
   if (!f.out.empty()) {
     const P::TableData t = P::to_table(r);
-    emit_tsv(Table{t.columns, t.rows}, f.out, nlohmann::json::parse(j.dump()));
+    emit_tsv(Table{t.columns, t.rows}, f.out, nlohmann::json(j));
   }
   if (f.json) std::cout << j.dump(2) << "\n";
   return f.json;

@@ -31,7 +31,7 @@ numerics::Progress reporter(const Settings& s, const std::string& name) {
   };
 }
 
-nlohmann::json plain(const P::Json& j) { return nlohmann::json::parse(j.dump()); }
+nlohmann::json plain(const P::Json& j) { return nlohmann::json(j); }
 
 // A training summary for a sidecar: the serializer's keys without the per-step log.
 nlohmann::json training_meta(const P::TrainResult& r) {
