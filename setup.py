@@ -77,12 +77,16 @@ class CMakeBuild(build_ext):
         shutil.copyfile(built[0], out)
 
 
+# setuptools' build folder and egg-info go to build-python/ (ignored by git, not CMake's build/).
+BUILD_BASE = "build-python"
+(ROOT / BUILD_BASE).mkdir(exist_ok=True)
+
 setup(
     version=project_version(),
     ext_modules=[CMakeExtension("icl_theory", target="icl_theory_py")],
     cmdclass={"build_ext": CMakeBuild},
     packages=[],
     py_modules=[],
-    options={"build": {"build_base": "build-python"}},  # not the CMake build/ folder
+    options={"build": {"build_base": BUILD_BASE}, "egg_info": {"egg_base": BUILD_BASE}},
     zip_safe=False,
 )
