@@ -1,5 +1,6 @@
 // Running the `icl` program from tests: exit code, stdout, stderr.
 #pragma once
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,9 +22,11 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// A scratch folder in the build tree, one per test program.
+// A scratch folder in the build tree, one per test process: ctest runs every test case as its
+// own process, in parallel, so a shared folder would mix their stdout/stderr files.
 inline std::filesystem::path scratch(const std::string& name = "cli_test_scratch") {
-  const std::filesystem::path d = std::filesystem::path(ICL_BINARY_DIR) / name;
+  const std::filesystem::path d =
+      std::filesystem::path(ICL_BINARY_DIR) / (name + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(d);
   return d;
 }
