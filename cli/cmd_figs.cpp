@@ -29,15 +29,17 @@ void print_list() {
                 f.description.c_str());
 }
 
-// Top-level "D" and "seeds" in each sidecar (from the simulation part of the meta, if any).
-void add_dimension_keys(nlohmann::json& meta) {
+// Top-level "D" and "seeds" in each sidecar (from the simulation part of the meta, if any). A
+// low-rank table without a simulation is the D -> infinity theory; the implicit-dynamics
+// figures have no D at all.
+void add_dimension_keys(nlohmann::json& meta, const std::string& paper) {
   for (const char* key : {"simulation", "gd"})
     if (meta.contains(key) && meta[key].is_object() && meta[key].contains("dim")) {
       meta["D"] = meta[key]["dim"];
       if (meta[key].contains("seeds")) meta["seeds"] = meta[key]["seeds"];
       return;
     }
-  meta["D"] = "infinity (theory)";
+  if (paper != "implicit-dynamics") meta["D"] = "infinity (theory)";
 }
 
 struct Outcome {
@@ -129,7 +131,7 @@ void register_figs(CLI::App& app) {
           for (const auto& t : data.tables) {
             Table table{t.columns, t.rows};
             nlohmann::json meta = t.meta;
-            add_dimension_keys(meta);
+            add_dimension_keys(meta, f->paper);
             const std::string path = (fs::path(opt->out) / (t.stem + ".tsv")).string();
             emit_tsv(table, path, meta);
             oc.files.push_back(path);
