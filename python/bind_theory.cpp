@@ -195,6 +195,10 @@ void bind_theory(py::module_& m) {
       .def_property_readonly("error", [](const Solution& s) { return solution_part(s, "error"); },
                              "{tm, idg, odg} test errors")
       .def_property_readonly(
+          "bayes_optimal", [](const Solution& s) { return solution_part(s, "bayes_optimal"); },
+          "{idg, odg}: the Bayes-optimal errors from the test prompt alone, same convention as\n"
+          "`error` (docs/theory.md §17); idg is NaN for a general task_spectrum")
+      .def_property_readonly(
           "decomposition", [](const Solution& s) { return solution_part(s, "decomposition"); },
           "{tm|idg|odg: {algo, mem, struct}}; the three pieces sum to the error (letey: from\n"
           "the ridgeless limit of the reduced solution)")

@@ -450,7 +450,9 @@ OrderParams order_from_vector(const Eigen::VectorXd& x) {
   return o;
 }
 
-Solution solve(const Params& p, const SolveOptions& options) {
+namespace {
+
+Solution solve_method(const Params& p, const SolveOptions& options) {
   try {
     switch (options.method) {
       case Method::Saddle: return solve_saddle(p, options);
@@ -467,6 +469,14 @@ Solution solve(const Params& p, const SolveOptions& options) {
     return s;
   }
   throw InvalidParams("method", "unknown method");
+}
+
+}  // namespace
+
+Solution solve(const Params& p, const SolveOptions& options) {
+  Solution s = solve_method(p, options);
+  s.bayes_optimal = bayes_optimal(p);
+  return s;
 }
 
 }  // namespace icl::theory

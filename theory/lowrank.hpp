@@ -10,6 +10,7 @@
 
 #include "numerics/residual_solver.hpp"
 #include "numerics/spectral_integral.hpp"
+#include "theory/bayes.hpp"
 #include "theory/params.hpp"
 
 namespace icl::theory {
@@ -61,6 +62,9 @@ struct Solution {
   double e = 0;   // E_train / tau = chihat / (kappa qhat^2): weight of the memorization noise
   double nu = 0;  // (1 + sigma^2) / alpha
   Regime regime = Regime::TaskRich;
+  // The Bayes-optimal IDG/ODG errors from the test prompt alone (docs/theory.md §17): a closed
+  // form that depends on p only, filled by every method whatever the status.
+  BayesOptimal bayes_optimal;
   bool converged() const { return status == numerics::Status::Converged; }
 };
 

@@ -60,6 +60,7 @@ nlohmann::ordered_json to_json(const Solution& s) {
           {"message", s.message},
           {"order", order},
           {"error", {{"tm", s.error.tm}, {"idg", s.error.idg}, {"odg", s.error.odg}}},
+          {"bayes_optimal", {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}}},
           {"decomposition",
            {{"tm", components(s.decomposition.tm)},
             {"idg", components(s.decomposition.idg)},
@@ -92,6 +93,10 @@ std::string to_text(const Solution& s) {
   line("TM", s.error.tm, s.decomposition.tm);
   line("IDG", s.error.idg, s.decomposition.idg);
   line("ODG", s.error.odg, s.decomposition.odg);
+  std::snprintf(buf, sizeof buf,
+                "Bayes-optimal from the test prompt alone: IDG %.6f  ODG %.6f\n",
+                s.bayes_optimal.idg, s.bayes_optimal.odg);
+  os << buf;
   std::snprintf(buf, sizeof buf,
                 "\norder: m %.6g  q %.6g  mbar %.6g  qbar %.6g  m0 %.6g  q0 %.6g\n"
                 "effective ridge -z = %.6g  (nu = %.6g)\n",

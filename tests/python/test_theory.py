@@ -83,6 +83,23 @@ class SolveTest(unittest.TestCase):
         cls.saddle = icl.solve(cls.p)
         cls.reduced = icl.solve(cls.p, method="reduced")
 
+    def test_bayes_optimal_baseline(self):
+        # docs/theory.md §17: noisy test prompts shorter than the task rank leave an error that
+        # no predictor removes; linear attention sits above it.
+        p = icl.Params(alpha=2, tau=2.25, kappa=1.5, rho=0.9, sigma=0.3, sigma_test=0.3,
+                       alpha_test=0.5)
+        s = icl.solve(p)
+        b = s.bayes_optimal
+        self.assertEqual(set(b), {"idg", "odg"})
+        self.assertEqual(s.to_dict()["bayes_optimal"], b)
+        self.assertLess(b["idg"], s.error["idg"])
+        self.assertLess(b["odg"], s.error["odg"])
+        self.assertLess(b["idg"], b["odg"])
+        self.assertGreater(b["idg"], 0.3 ** 2)  # at least the query label's noise
+        noiseless = icl.solve(icl.Params(alpha_test=0.5, rho=0.9)).bayes_optimal
+        self.assertAlmostEqual(noiseless["idg"], 1 - 0.5 / 0.9, places=14)  # undetermined share
+        self.assertAlmostEqual(noiseless["odg"], 0.5, places=14)
+
     def test_converged_with_facts(self):
         s = self.saddle
         self.assertTrue(s.converged)

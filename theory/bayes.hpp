@@ -1,0 +1,32 @@
+// Bayes-optimal baselines (docs/theory.md §17): the smallest test error any predictor can reach
+// from the test prompt alone (L_t = alpha_test D pairs with label noise sigma_test), when the
+// task prior is known, in the limit D -> infinity. Same error convention as Solution::error
+// (the query label's noise sigma_test^2 included).
+//
+// With the prior w = sqrt(D/r) A v, v ~ N(0, I_r) (IDG, A known) the posterior mean is the ridge
+// estimate in the r subspace coordinates, and its error is
+//     sigma_t^2 + c sigma_t^2 m_c(-c sigma_t^2),   c = rho / alpha_test,
+// m_c the Stieltjes transform of the Marchenko-Pastur law of ratio c (scale 1); at
+// sigma_t = 0 it is max(0, 1 - alpha_test / rho), the fraction of the r directions the L_t
+// examples leave undetermined. The isotropic prior w ~ N(0, I_D) (ODG) is the same with rho = 1.
+#pragma once
+#include <limits>
+
+#include "theory/params.hpp"
+
+namespace icl::theory {
+
+struct BayesOptimal {
+  // NaN where not derived: the IDG baseline for a general task_spectrum.
+  double idg = std::numeric_limits<double>::quiet_NaN();
+  double odg = std::numeric_limits<double>::quiet_NaN();
+};
+
+// sigma_t^2 + (posterior variance per direction) for a Gaussian prior of unit variance per
+// direction, features of variance 1/r, and r/L_t = ratio (> 0) in the proportional limit.
+double bayes_error(double ratio, double noise_std);
+
+// Validates p (InvalidParams naming the field).
+BayesOptimal bayes_optimal(const Params& p);
+
+}  // namespace icl::theory
