@@ -11,4 +11,5 @@ void register_patch(CLI::App& app);     // cmd_patch.cpp
 void register_merge(CLI::App& app);     // cmd_merge.cpp  (shards of sweep/phase)
 void register_figs(CLI::App& app);      // cmd_figs.cpp   (paper figures)
 void register_softmax(CLI::App& app);   // cmd_softmax.cpp (softmax-attention check)
+void register_optimize(CLI::App& app);  // cmd_optimize.cpp (optimal hyperparameters)
 }  // namespace icl::cli

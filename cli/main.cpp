@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   register_merge(app);
   register_figs(app);
   register_softmax(app);
+  register_optimize(app);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (...) {

@@ -1,0 +1,95 @@
+// icl optimize: the value of one parameter in a range that minimizes TM, IDG or ODG
+// (theory::optimize, docs/theory.md §18). One line of text, or with --json the layout of
+// theory::to_json(OptimizeResult). Exit 3 when the minimization did not converge.
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "theory/optimize.hpp"
+
+namespace icl::cli {
+namespace {
+
+// "A:B" with two finite numbers and nothing else.
+std::pair<double, double> parse_interval(const std::string& text, const std::string& flag) {
+  const auto colon = text.find(':');
+  const auto bad = [&] {
+    return ExitError(kExitBadInput, flag + " '" + text + "': expected A:B with numbers A < B");
+  };
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) throw bad();
+  const auto number = [&](const std::string& s) {
+    if (s.empty()) throw bad();
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(v)) throw bad();
+    return v;
+  };
+  const double a = number(text.substr(0, colon)), b = number(text.substr(colon + 1));
+  if (!(a < b)) throw bad();
+  return {a, b};
+}
+
+}  // namespace
+
+void register_optimize(CLI::App& app) {
+  struct Options {
+    ParamFlags flags;
+    std::string minimize = "idg";
+    std::string over;
+    std::string range;
+    std::string method = "saddle";
+    int scan_points = 41;
+    bool json = false;
+    std::string out;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "optimize", "The value of one parameter that minimizes TM, IDG or ODG (scan + Brent)");
+  opt->flags.add_to(*cmd);
+  cmd->add_option("--minimize", opt->minimize,
+                  "the error to minimize: tm | idg | odg (shift: not available yet)")
+      ->capture_default_str();
+  cmd->add_option("--over", opt->over,
+                  "the parameter varied: alpha alpha_test tau gamma kappa rho sigma sigma_test "
+                  "lambda (dashes allowed)")
+      ->required();
+  cmd->add_option("--range", opt->range,
+                  "A:B, the range searched (log scale when A > 0); default per parameter "
+                  "(lambda 1e-4:10, rho 0.01:1, sigma 0:2, others 0.1:20)");
+  cmd->add_option("--scan-points", opt->scan_points, "points of the coarse scan")
+      ->check(int_range(5, 100000))->capture_default_str();
+  cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
+      ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
+  add_json_flag(*cmd, opt->json);
+  add_out_flag(*cmd, opt->out, "the JSON");
+  cmd->callback([opt] {
+    if (opt->minimize == "shift")
+      throw ExitError(kExitBadInput,
+                      "--minimize shift: the train/test-shift objective needs a train/test "
+                      "mismatch feature that does not exist yet; use tm, idg or odg");
+    theory::OptimizeOptions o;
+    o.objective = theory::objective_from_string(opt->minimize);
+    o.over = opt->over;
+    for (char& c : o.over)
+      if (c == '-') c = '_';
+    if (!opt->range.empty()) std::tie(o.lo, o.hi) = parse_interval(opt->range, "--range");
+    o.scan_points = opt->scan_points;
+    o.solve.method = theory::method_from_string(opt->method);
+    const theory::Params p = opt->flags.resolve();
+    const theory::OptimizeResult r = theory::optimize(p, o);
+    if (!r.converged())
+      throw ExitError(kExitNotConverged, "optimize did not converge: " + r.message);
+    if (opt->json || !opt->out.empty()) {
+      emit_json(theory::to_json(r), opt->out);
+      return;
+    }
+    std::cout << "minimum " << theory::to_string(r.objective) << " = " << format_number(r.minimum)
+              << " at " << r.over << " = " << format_number(r.argmin) << " (" << r.message
+              << "; " << r.evaluations << " solves)\n";
+  });
+}
+
+}  // namespace icl::cli

@@ -1,0 +1,251 @@
+// Optimal hyperparameters: coarse scan + Brent refinement (docs/theory.md §18).
+#include "theory/optimize.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include <boost/math/tools/minima.hpp>
+
+#include "numerics/error.hpp"
+#include "theory/serialize.hpp"
+#include "theory/sweep.hpp"
+
+namespace icl::theory {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+double objective_value(const Solution& s, Objective o) {
+  if (!s.converged()) return kNaN;
+  switch (o) {
+    case Objective::Tm: return s.error.tm;
+    case Objective::Idg: return s.error.idg;
+    case Objective::Odg: return s.error.odg;
+  }
+  return kNaN;
+}
+
+// The valid values of a parameter (Params::validate, docs/theory.md §1.6): (0, inf) for the
+// ratios, (0, 1] for rho, [0, inf) for the noise levels and the ridge.
+struct Domain {
+  double lower;
+  bool lower_open;
+  double upper;  // inclusive
+};
+Domain domain(const std::string& name) {
+  if (name == "rho") return {0.0, true, 1.0};
+  if (name == "sigma" || name == "sigma_test" || name == "lambda")
+    return {0.0, false, std::numeric_limits<double>::infinity()};
+  return {0.0, true, std::numeric_limits<double>::infinity()};
+}
+
+bool known_name(const std::string& name) {
+  const auto& n = Params::names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+Params at(const Params& base, const std::string& name, double v) {
+  Params p = base;
+  p.set(name, v);
+  return p;
+}
+
+// One evaluation point: value of the parameter and the solution there.
+struct Point {
+  double x = kNaN, f = kNaN;
+  Solution s;
+};
+
+}  // namespace
+
+const char* to_string(Objective o) {
+  switch (o) {
+    case Objective::Tm: return "tm";
+    case Objective::Idg: return "idg";
+    case Objective::Odg: return "odg";
+  }
+  return "?";
+}
+
+Objective objective_from_string(const std::string& s) {
+  if (s == "tm") return Objective::Tm;
+  if (s == "idg") return Objective::Idg;
+  if (s == "odg") return Objective::Odg;
+  throw InvalidParams("objective", "must be tm, idg or odg (got '" + s + "')");
+}
+
+std::pair<double, double> default_range(const std::string& over) {
+  if (over == "lambda") return {1e-4, 10.0};
+  if (over == "rho") return {0.01, 1.0};
+  if (over == "sigma" || over == "sigma_test") return {0.0, 2.0};
+  if (known_name(over)) return {0.1, 20.0};
+  throw InvalidParams("over", "unknown parameter name '" + over + "'");
+}
+
+void OptimizeOptions::validate() const {
+  if (!known_name(over)) throw InvalidParams("over", "unknown parameter name '" + over + "'");
+  const bool lo_nan = std::isnan(lo), hi_nan = std::isnan(hi);
+  if (lo_nan != hi_nan) throw InvalidParams(lo_nan ? "lo" : "hi", "set both ends of the range or neither");
+  if (!lo_nan) {
+    if (!std::isfinite(lo)) throw InvalidParams("lo", "must be finite (got " + fmt(lo) + ")");
+    if (!std::isfinite(hi)) throw InvalidParams("hi", "must be finite (got " + fmt(hi) + ")");
+    if (!(lo < hi))
+      throw InvalidParams("hi", "must be > lo (got lo = " + fmt(lo) + ", hi = " + fmt(hi) + ")");
+    const Domain d = domain(over);
+    if (d.lower_open ? !(lo > d.lower) : !(lo >= d.lower))
+      throw InvalidParams("lo", over + " must be " + (d.lower_open ? "> " : ">= ") +
+                                    fmt(d.lower) + " (got " + fmt(lo) + ")");
+    if (hi > d.upper)
+      throw InvalidParams("hi", over + " must be <= " + fmt(d.upper) + " (got " + fmt(hi) + ")");
+  }
+  if (scan_points < 5 || scan_points > 100000)
+    throw InvalidParams("scan_points", "must be in [5, 100000] (got " + std::to_string(scan_points) + ")");
+  if (max_refinements < 1 || max_refinements > 100)
+    throw InvalidParams("max_refinements", "must be in [1, 100] (got " + std::to_string(max_refinements) + ")");
+  if (bits < 4 || bits > 52)
+    throw InvalidParams("bits", "must be in [4, 52] (got " + std::to_string(bits) + ")");
+  if (max_iterations < 1 || max_iterations > 100000)
+    throw InvalidParams("max_iterations", "must be in [1, 100000] (got " + std::to_string(max_iterations) + ")");
+}
+
+OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
+  options.validate();
+  OptimizeResult r;
+  r.objective = options.objective;
+  r.over = options.over;
+  std::tie(r.lo, r.hi) =
+      std::isnan(options.lo) ? default_range(options.over) : std::make_pair(options.lo, options.hi);
+  r.log_scale = r.lo > 0;
+  for (double v : {r.lo, r.hi}) {
+    const Params p = at(base, options.over, v);
+    if (options.solve.method == Method::Letey) p.validate();
+    else p.validate_for_saddle_point();
+  }
+  const int n = options.scan_points;
+  const std::vector<double> xs =
+      r.log_scale ? logspace(r.lo, r.hi, n) : linspace(r.lo, r.hi, n);
+
+  // The coarse scan: every value, warm-started along the path (theory::sweep).
+  SweepOptions so;
+  so.solve = options.solve;
+  std::vector<Solution> scan = sweep(base, options.over, xs, so);
+  r.evaluations = n;
+  std::vector<Point> pts;  // converged scan points, in order
+  for (int i = 0; i < n; ++i) {
+    const double f = objective_value(scan[i], options.objective);
+    if (std::isfinite(f)) pts.push_back({xs[i], f, std::move(scan[i])});
+  }
+  if (pts.size() < 3) {
+    r.message = "the scan converged at " + std::to_string(pts.size()) + " of " +
+                std::to_string(n) + " points in [" + fmt(r.lo) + ", " + fmt(r.hi) + "]";
+    if (!scan.empty()) r.solution = std::move(scan.back());
+    return r;
+  }
+
+  // Local minima of the scan (ends included when lower than their one neighbour).
+  const int m = static_cast<int>(pts.size());
+  std::vector<int> candidates;
+  for (int i = 0; i < m; ++i) {
+    const bool left = i == 0 || pts[i].f < pts[i - 1].f;
+    const bool right = i == m - 1 || pts[i].f <= pts[i + 1].f;
+    if (left && right) {
+      candidates.push_back(i);
+      if (i > 0 && i < m - 1) ++r.interior_minima;
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [&](int a, int b) { return pts[a].f < pts[b].f; });
+  if (static_cast<int>(candidates.size()) > options.max_refinements)
+    candidates.resize(options.max_refinements);
+
+  Point best = pts[candidates.front()];
+  const auto to_t = [&](double x) { return r.log_scale ? std::log(x) : x; };
+  const auto to_x = [&](double t) {
+    return std::clamp(r.log_scale ? std::exp(t) : t, r.lo, r.hi);
+  };
+  std::string failure;
+  for (int c : candidates) {
+    const Point& grid = pts[c];
+    const double a = c > 0 ? pts[c - 1].x : grid.x;
+    const double b = c < m - 1 ? pts[c + 1].x : grid.x;
+    const auto f = [&](double t) {
+      const double x = to_x(t);
+      const Params p = at(base, options.over, x);
+      Solution s = solve(p, options.solve);
+      if (!s.converged() && options.solve.method == Method::Saddle) {
+        SolveOptions warm = options.solve;
+        warm.start = grid.s.order;
+        Solution w = solve(p, warm);
+        if (w.converged() || w.residual_norm < s.residual_norm) s = std::move(w);
+      }
+      ++r.evaluations;
+      const double v = objective_value(s, options.objective);
+      if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
+      if (v < best.f) best = {x, v, std::move(s)};
+      return v;
+    };
+    std::uintmax_t iterations = options.max_iterations;
+    boost::math::tools::brent_find_minima(f, to_t(a), to_t(b), options.bits, iterations);
+    if (iterations >= static_cast<std::uintmax_t>(options.max_iterations))
+      failure = "Brent did not converge in " + std::to_string(options.max_iterations) +
+                " iterations on the bracket [" + fmt(a) + ", " + fmt(b) + "] (best so far " +
+                options.over + " = " + fmt(best.x) + ")";
+  }
+  if (!failure.empty()) {
+    r.message = failure;
+    r.solution = std::move(best.s);
+    return r;
+  }
+
+  // A minimum at an end of the range: Brent stops within its tolerance of the end (and
+  // exp(log hi) may differ from hi in the last bit); report the end itself, with its scan value.
+  const double tol = 4 * std::ldexp(1.0, 1 - options.bits) *
+                     (std::abs(to_t(r.hi)) + std::abs(to_t(r.lo)) + 1);
+  for (const Point* end : {&pts.front(), &pts.back()}) {
+    if ((end->x == r.lo || end->x == r.hi) && std::abs(to_t(best.x) - to_t(end->x)) <= tol &&
+        end->f <= best.f + 1e-12 * std::abs(end->f))
+      best = *end;
+  }
+  r.status = numerics::Status::Converged;
+  r.argmin = best.x;
+  r.minimum = best.f;
+  r.solution = std::move(best.s);
+  r.message = std::string(to_string(options.objective)) + " minimal at " + options.over + " = " +
+              fmt(r.argmin);
+  if (r.argmin == r.lo) r.message += ", at the lower end of the range";
+  else if (r.argmin == r.hi) r.message += ", at the upper end of the range";
+  if (r.interior_minima > 1)
+    r.message += "; the scan saw " + std::to_string(r.interior_minima) +
+                 " interior local minima (the lowest " +
+                 std::to_string(std::min<int>(r.interior_minima, options.max_refinements)) +
+                 " refined)";
+  return r;
+}
+
+nlohmann::ordered_json to_json(const OptimizeResult& r) {
+  nlohmann::ordered_json j;
+  j["objective"] = to_string(r.objective);
+  j["over"] = r.over;
+  j["argmin"] = r.argmin;
+  j["minimum"] = r.minimum;
+  j["converged"] = r.converged();
+  j["status"] = numerics::to_string(r.status);
+  j["message"] = r.message;
+  j["evaluations"] = r.evaluations;
+  j["interior_minima"] = r.interior_minima;
+  j["range"] = {r.lo, r.hi};
+  j["scale"] = r.log_scale ? "log" : "linear";
+  j["params"] = to_json(r.solution.params);
+  return j;
+}
+
+}  // namespace icl::theory

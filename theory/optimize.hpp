@@ -1,0 +1,70 @@
+// Optimal hyperparameters (docs/theory.md §18): the value of one parameter (lambda, alpha,
+// alpha_test, tau, kappa, ...) in a range [lo, hi] that minimizes one test error (TM, IDG or
+// ODG) of the replica theory, the other parameters fixed.
+//
+// Procedure: a coarse scan of scan_points values (log-spaced when lo > 0) with theory::sweep
+// (warm starts), non-converged points skipped; every local minimum of the scan (up to
+// max_refinements, lowest first) is refined by Boost.Math's brent_find_minima on its bracket
+// [x_{i-1}, x_{i+1}] (in log x on a log scale); the lowest value found wins. A minimum at an end
+// of the range is reported as such (still Converged: it is the minimizer over the range); the
+// message also says when the scan saw more than one interior local minimum.
+#pragma once
+#include <limits>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "numerics/status.hpp"
+#include "theory/lowrank.hpp"
+#include "theory/params.hpp"
+
+namespace icl::theory {
+
+enum class Objective { Tm, Idg, Odg };
+const char* to_string(Objective o);                 // "tm" | "idg" | "odg"
+Objective objective_from_string(const std::string& s);  // throws InvalidParams("objective")
+
+struct OptimizeOptions {
+  Objective objective = Objective::Idg;
+  std::string over = "lambda";  // one of Params::names()
+  // The range [lo, hi], lo < hi, inside the parameter's valid values (default_range(over) when
+  // both are NaN); log scale when lo > 0, linear otherwise.
+  double lo = std::numeric_limits<double>::quiet_NaN();
+  double hi = std::numeric_limits<double>::quiet_NaN();
+  int scan_points = 41;      // coarse scan, 5..100000
+  int max_refinements = 4;   // local minima of the scan refined by Brent, 1..100
+  int bits = 30;             // Brent's tolerance: 2^(1-bits) relative in x (log x), 4..52
+  int max_iterations = 100;  // Brent iterations per refinement, 1..100000
+  SolveOptions solve;        // method (default Saddle), solver tolerances
+
+  // Throws InvalidParams naming the field ("objective", "over", "lo", "hi", "scan_points", ...).
+  void validate() const;
+};
+
+// A default range per parameter: lambda [1e-4, 10], alpha/alpha_test/tau/gamma/kappa
+// [0.1, 20], rho [0.01, 1], sigma/sigma_test [0, 2]. Throws InvalidParams("over") otherwise.
+std::pair<double, double> default_range(const std::string& over);
+
+struct OptimizeResult {
+  Objective objective = Objective::Idg;
+  std::string over;
+  double lo = 0, hi = 0;
+  bool log_scale = false;
+  double argmin = std::numeric_limits<double>::quiet_NaN();   // NaN unless Converged
+  double minimum = std::numeric_limits<double>::quiet_NaN();  // NaN unless Converged
+  numerics::Status status = numerics::Status::NotConverged;
+  std::string message;
+  int evaluations = 0;  // theory solves (scan + refinements)
+  int interior_minima = 0;  // interior local minima seen by the scan
+  Solution solution;    // the theory at the argmin (Converged), else at the last point tried
+  bool converged() const { return status == numerics::Status::Converged; }
+};
+
+// Validates `base` with `over` at lo and at hi (InvalidParams naming the field) and the options.
+OptimizeResult optimize(const Params& base, const OptimizeOptions& options);
+
+// {"objective", "over", "argmin", "minimum", "converged", "status", "message", "evaluations",
+//  "range": [lo, hi], "scale": "log"|"linear", "params"} (params: to_json(Params) at the argmin).
+nlohmann::ordered_json to_json(const OptimizeResult& r);
+
+}  // namespace icl::theory
