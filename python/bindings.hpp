@@ -9,5 +9,6 @@ void bind_theory(py::module_& m);    // Params, solve, sweep, phase_grid, phases
 void bind_spectral(py::module_& m);  // spectral measures, resolvent moments, integrate
 void bind_simulate(py::module_& m);  // simulate, LowRankSimulator, sizes
 void bind_patch(py::module_& m);     // patch checks
+void bind_optimize(py::module_& m);  // optimize (optimal hyperparameters)
 
 }  // namespace icl::python

@@ -36,7 +36,8 @@ PYBIND11_MODULE(icl_theory, m) {
       "Params, solve, sweep, phase_grid, regime, critical_rho, atom_mass, has_transition: the\n"
       "low-rank replica theory. MarchenkoPastur, GeneralizedMarchenkoPastur, resolvent_moment,\n"
       "integrate: spectral measures. simulate, LowRankSimulator: the finite-D simulator.\n"
-      "patch_check, rank1_patch: the exact rank-1 patch of a contextual block.\n\n"
+      "patch_check, rank1_patch: the exact rank-1 patch of a contextual block. optimize: the\n"
+      "parameter value that minimizes TM, IDG or ODG.\n\n"
       "Bad parameters raise InvalidParams (a ValueError) naming the field; numerical failures\n"
       "raise NumericalError (a RuntimeError). Long calls release the GIL.";
   m.attr("__version__") = ICL_THEORY_VERSION;
@@ -69,4 +70,5 @@ PYBIND11_MODULE(icl_theory, m) {
   icl::python::bind_spectral(m);
   icl::python::bind_simulate(m);
   icl::python::bind_patch(m);
+  icl::python::bind_optimize(m);
 }

@@ -1,0 +1,64 @@
+// `icl optimize` (docs/theory.md §18): the JSON layout, the one-line text, and bad input (exit 2).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+using icl_test::count_lines;
+using icl_test::run_icl;
+using icl_test::Run;
+
+TEST_CASE("icl optimize --json: the documented keys, params at the argmin") {
+  const Run r = run_icl("optimize --minimize idg --over lambda --range 0.001:10 --json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::ordered_json::parse(r.out);
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"objective", "over", "argmin", "minimum", "converged",
+                                         "status", "message", "evaluations", "interior_minima",
+                                         "range", "scale", "params"});
+  CHECK(j["objective"] == "idg");
+  CHECK(j["over"] == "lambda");
+  CHECK(j["converged"] == true);
+  CHECK(j["status"] == "converged");
+  CHECK(j["scale"] == "log");
+  CHECK(j["params"]["lambda"].get<double>() == j["argmin"].get<double>());
+  CHECK(j["argmin"].get<double>() > 0.3);
+  CHECK(j["argmin"].get<double>() < 1.5);
+  // The same point through the text output and with dashes in --over.
+  const Run t = run_icl("optimize --minimize idg --over lambda --range 0.001:10");
+  REQUIRE(t.code == 0);
+  CHECK(count_lines(t.out) == 1);
+  CHECK(t.out.find("minimum idg = ") == 0);
+  CHECK(run_icl("optimize --minimize odg --over alpha-test --range 0.5:20").code == 0);
+}
+
+TEST_CASE("icl optimize: bad --over, --range, --minimize are exit 2 with one line") {
+  struct Bad {
+    const char* args;
+    const char* needle;
+  };
+  const Bad cases[] = {
+      {"optimize --over beta", "over"},
+      {"optimize --over lambda --range 1:0.5", "--range"},
+      {"optimize --over lambda --range 1:", "--range"},
+      {"optimize --over lambda --range 0.1:1:5", "--range"},
+      {"optimize --over lambda --range a:b", "--range"},
+      {"optimize --over lambda --range -1:1", "invalid parameter lo"},
+      {"optimize --over rho --range 0.1:2", "invalid parameter hi"},
+      {"optimize --over lambda --minimize shift", "shift"},
+      {"optimize --over lambda --minimize foo", "objective"},
+      {"optimize --minimize idg", "--over"},
+  };
+  for (const Bad& b : cases) {
+    CAPTURE(b.args);
+    const Run r = run_icl(b.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(b.needle) != std::string::npos);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.out.empty());
+  }
+}
