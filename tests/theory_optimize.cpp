@@ -89,6 +89,30 @@ TEST_CASE("a minimum on the boundary is the end of the range itself, still conve
   CHECK(r.status == icl::numerics::Status::Converged);
 }
 
+TEST_CASE("two interior minima: both basins refined, the lower one wins, the message says so") {
+  // TM over the task count kappa at this point has local minima near kappa = 0.22 and 11.1
+  // (found by a random search of parameter points; the brute force confirms both).
+  Params p;
+  p.alpha = 19.4;
+  p.tau = 1.28;
+  p.rho = 0.87;
+  p.sigma = 0.25;
+  p.lambda = 0.01;
+  OptimizeOptions o{.objective = Objective::Tm, .over = "kappa", .lo = 0.05, .hi = 50};
+  check_against_brute_force(p, o, true);
+  const OptimizeResult r = optimize(p, o);
+  CHECK(r.interior_minima == 2);
+  CHECK(r.message.find("the scan saw 2 interior local minima") != std::string::npos);
+  CHECK(r.argmin == doctest::Approx(0.2226).epsilon(2e-3));
+  // The other basin alone (a range that excludes the global one).
+  OptimizeOptions upper{.objective = Objective::Tm, .over = "kappa", .lo = 2, .hi = 50};
+  const OptimizeResult u = optimize(p, upper);
+  REQUIRE(u.converged());
+  CHECK(u.interior_minima == 1);
+  CHECK(u.argmin == doctest::Approx(11.10).epsilon(2e-3));
+  CHECK(u.minimum > r.minimum);
+}
+
 TEST_CASE("a linear range (lo = 0) and the JSON layout") {
   OptimizeOptions o{.objective = Objective::Idg, .over = "lambda", .lo = 0, .hi = 5};
   const OptimizeResult r = optimize(Params{}, o);
