@@ -93,13 +93,21 @@ py::dict solutions_to_arrays(const std::vector<Solution>& sols, std::vector<py::
   return out;
 }
 
+// The constructor's name of the ridge, lambda_ (lambda is a Python keyword), as Params' name.
+std::string param_name(const std::string& name) { return name == "lambda_" ? "lambda" : name; }
+
 // Params(**kwargs) accepts the field names, "lambda" (a Python keyword: use lambda_ or
-// **{"lambda": ...}) and "gamma" (sets tau = gamma * kappa after everything else).
-Params make_params(double alpha, double alpha_test, double tau, double kappa, double rho,
-                   double sigma, double sigma_test, double lambda_, std::optional<double> gamma,
-                   const py::kwargs& extra) {
-  Params p{.alpha = alpha, .alpha_test = alpha_test, .tau = tau, .kappa = kappa, .rho = rho,
-           .sigma = sigma, .sigma_test = sigma_test, .lambda = lambda_};
+// **{"lambda": ...}) and "gamma" (sets tau = gamma * kappa after everything else; giving both
+// tau and gamma is an InvalidParams naming gamma). alpha_test None (default) = same as alpha.
+Params make_params(double alpha, std::optional<double> alpha_test, std::optional<double> tau,
+                   double kappa, double rho, double sigma, double sigma_test, double lambda_,
+                   std::optional<double> gamma, const py::kwargs& extra) {
+  if (tau && gamma)
+    throw InvalidParams("gamma", "give tau or gamma = tau/kappa, not both");
+  const Params def{};
+  Params p{.alpha = alpha, .alpha_test = alpha_test.value_or(def.alpha_test),
+           .tau = tau.value_or(def.tau), .kappa = kappa, .rho = rho, .sigma = sigma,
+           .sigma_test = sigma_test, .lambda = lambda_};
   for (const auto& item : extra) {
     const std::string key = py::str(item.first);
     if (key != "lambda")
@@ -116,7 +124,7 @@ void bind_theory(py::module_& m) {
   const Params def{};
   py::class_<Params> params_class(m, "Params",
       "Parameters of the low-rank ICL problem (all ratios to the token dimension D).\n\n"
-      "alpha: context length L/D; alpha_test: test context L_t/D (negative = alpha);\n"
+      "alpha: context length L/D; alpha_test: test context L_t/D (None or negative = alpha);\n"
       "tau: sequences N/D^2; kappa: tasks M0/D; rho: task rank r/D in (0, 1];\n"
       "sigma, sigma_test: label-noise std (train, test); lambda_: ridge.\n"
       "gamma = tau/kappa may be given instead of tau. The constructor does not\n"
@@ -124,14 +132,21 @@ void bind_theory(py::module_& m) {
       "the field.");
   params_class
       .def(py::init(&make_params), py::kw_only(), py::arg("alpha") = def.alpha,
-           py::arg("alpha_test") = def.alpha_test, py::arg("tau") = def.tau,
+           py::arg("alpha_test") = py::none(), py::arg("tau") = py::none(),
            py::arg("kappa") = def.kappa, py::arg("rho") = def.rho, py::arg("sigma") = def.sigma,
            py::arg("sigma_test") = def.sigma_test, py::arg("lambda_") = def.lambda,
            py::arg("gamma") = py::none(),
-           "Keyword arguments only; defaults are the paper's decomposition figure. `lambda` may\n"
-           "be passed as **{'lambda': x}; `gamma` (if given) sets tau = gamma * kappa.")
+           "Keyword arguments only; defaults are the paper's decomposition figure (tau = 2.25).\n"
+           "alpha_test=None (default) means the same as alpha. `lambda` may be passed as\n"
+           "**{'lambda': x}; `gamma` (if given) sets tau = gamma * kappa, and giving both tau\n"
+           "and gamma raises InvalidParams naming gamma.")
       .def_readwrite("alpha", &Params::alpha, "context length L / D")
-      .def_readwrite("alpha_test", &Params::alpha_test, "test context L_t / D (negative: alpha)")
+      .def_property(
+          "alpha_test", [](const Params& p) { return p.alpha_test; },
+          [](Params& p, std::optional<double> v) {
+            p.alpha_test = v.value_or(Params{}.alpha_test);
+          },
+          "test context L_t / D as stored (negative: alpha); setting None means the same as alpha")
       .def_readwrite("tau", &Params::tau, "sequences N / D^2")
       .def_readwrite("kappa", &Params::kappa, "pretraining tasks M0 / D (setting it keeps tau)")
       .def_readwrite("rho", &Params::rho, "task rank r / D, in (0, 1]")
@@ -148,10 +163,13 @@ void bind_theory(py::module_& m) {
            "Raise InvalidParams (ValueError) naming the field when a value is out of range.")
       .def("validate_for_saddle_point", &Params::validate_for_saddle_point,
            "validate() plus lambda > 0 or tau > 1 (the saddle point's requirement).")
-      .def("get", &Params::get, py::arg("name"), "Value by name (names()); includes gamma, lambda.")
-      .def("set", &Params::set, py::arg("name"), py::arg("value"),
-           "Set by name; 'gamma' sets tau = gamma * kappa.")
-      .def_static("names", &Params::names, "Names usable with get/set, sweep and phase_grid.")
+      .def("get", [](const Params& p, const std::string& name) { return p.get(param_name(name)); },
+           py::arg("name"), "Value by name (names(), or lambda_); includes gamma, lambda.")
+      .def("set",
+           [](Params& p, const std::string& name, double v) { p.set(param_name(name), v); },
+           py::arg("name"), py::arg("value"), "Set by name; 'gamma' sets tau = gamma * kappa.")
+      .def_static("names", &Params::names,
+                  "Names usable with get/set, sweep and phase_grid (which also accept lambda_).")
       .def("to_dict", [](const Params& p) { return to_python(theory::to_json(p)); },
            "{name: value} for every name in names() (the `icl solve --json` params).")
       .def("copy", [](const Params& p) { return p; }, "A copy.")
@@ -177,8 +195,9 @@ void bind_theory(py::module_& m) {
 
   py::class_<Solution>(m, "Solution",
                        "Result of solve(): convergence facts (converged, status, residual_norm,\n"
-                       "iterations, message) and, to be trusted only when converged, the order\n"
-                       "parameters, errors, decomposition, z, e, nu.")
+                       "iterations, message), the order parameters, errors, decomposition, z and\n"
+                       "e (all NaN when not converged: the solver's last iterate is then in\n"
+                       "last_iterate), and nu, regime, bayes_optimal (functions of params).")
       .def_property_readonly("params", [](const Solution& s) { return s.params; },
                              "the Params solved")
       .def_property_readonly("method", [](const Solution& s) { return theory::to_string(s.method); },
@@ -207,6 +226,14 @@ void bind_theory(py::module_& m) {
       .def_readonly("z", &Solution::z, "spectral argument; -z is the effective ridge on S")
       .def_readonly("e", &Solution::e, "E_train / tau: weight of the memorization noise")
       .def_readonly("nu", &Solution::nu, "(1 + sigma^2) / alpha")
+      .def_property_readonly(
+          "last_iterate",
+          [](const Solution& s) -> py::object {
+            if (!s.last_iterate) return py::none();
+            return solution_part(s, "last_iterate");
+          },
+          "None when converged; otherwise (when the solver produced one) the last iterate\n"
+          "{order, error, decomposition, z, e}, for diagnosis only: not a solution")
       .def("to_dict", [](const Solution& s) { return to_python(theory::to_json(s)); },
            "Everything as nested dicts (the `icl solve --json` layout).")
       .def("__repr__", [](const Solution& s) {
@@ -223,7 +250,11 @@ void bind_theory(py::module_& m) {
       [](const Params& p, const std::string& method, const std::string& moments,
          double residual_tolerance, int max_iterations, std::optional<Solution> start) {
         auto o = solve_options(method, moments, residual_tolerance, max_iterations);
-        if (start) o.start = start->order;
+        if (start) {
+          if (!start->converged())
+            throw InvalidParams("start", "the Solution did not converge (its values are NaN)");
+          o.start = start->order;
+        }
         py::gil_scoped_release release;
         return theory::solve(p, o);
       },
@@ -233,9 +264,9 @@ void bind_theory(py::module_& m) {
       "Solve the theory at `params` and return a Solution.\n\n"
       "method: 'saddle' (full replica saddle point), 'reduced' (scalar closed forms) or 'letey'\n"
       "(Letey/Lu deterministic equivalent). moments: 'quadrature' | 'exact' spectral moments for\n"
-      "the saddle point. start: a previous Solution to warm-start from. Raises InvalidParams\n"
-      "(ValueError) for bad parameters; non-convergence is reported in .converged/.status,\n"
-      "never raised.");
+      "the saddle point. start: a previous converged Solution to warm-start from. Raises\n"
+      "InvalidParams (ValueError) for bad parameters; non-convergence is reported in\n"
+      ".converged/.status, never raised (then every value is NaN, see last_iterate).");
 
   m.def(
       "sweep",
@@ -249,7 +280,7 @@ void bind_theory(py::module_& m) {
         std::vector<Solution> sols;
         {
           py::gil_scoped_release release;
-          sols = theory::sweep(p, name, values, o);
+          sols = theory::sweep(p, param_name(name), values, o);
         }
         py::dict out = solutions_to_arrays(sols, {static_cast<py::ssize_t>(sols.size())});
         py::array_t<double> v(static_cast<py::ssize_t>(values.size()));
@@ -261,7 +292,7 @@ void bind_theory(py::module_& m) {
       py::arg("method") = "saddle", py::arg("moments") = "quadrature",
       py::arg("warm_start") = true, py::arg("max_halvings") = 6,
       py::arg("residual_tolerance") = 1e-10,
-      "Solve along one parameter (`name` in Params.names()) over `values`.\n\n"
+      "Solve along one parameter (`name` in Params.names(), or lambda_) over `values`.\n\n"
       "Returns a dict of 1-D numpy arrays: the varied parameter under its own name, converged\n"
       "(bool), residual, iterations, tm, idg, odg, the decomposition pieces (tm_algo, tm_mem,\n"
       "tm_struct, idg_*, odg_*), the order parameters, z and e; NaN where a point did not\n"
@@ -279,7 +310,7 @@ void bind_theory(py::module_& m) {
         std::vector<Solution> sols;
         {
           py::gil_scoped_release release;
-          sols = theory::phase_grid(p, x_name, xs, y_name, ys, o);
+          sols = theory::phase_grid(p, param_name(x_name), xs, param_name(y_name), ys, o);
         }
         const auto nx = static_cast<py::ssize_t>(xs.size());
         const auto ny = static_cast<py::ssize_t>(ys.size());
@@ -301,10 +332,11 @@ void bind_theory(py::module_& m) {
       py::arg("params"), py::arg("x_name"), py::arg("xs"), py::arg("y_name"), py::arg("ys"),
       py::kw_only(), py::arg("method") = "saddle", py::arg("moments") = "quadrature",
       py::arg("threads") = 0,
-      "Solve on the grid xs x ys of two parameters. Returns a dict of 2-D numpy arrays of shape\n"
-      "(len(xs), len(ys)) (element [i, j] at x = xs[i], y = ys[j]): the same quantities as\n"
-      "sweep(), the two parameters under their names, and regime (0 task-rich, 1 task-poor,\n"
-      "2 boundary). threads = 0 uses every core; results do not depend on it.");
+      "Solve on the grid xs x ys of two parameters (names as in sweep()). Returns a dict of 2-D\n"
+      "numpy arrays of shape (len(xs), len(ys)) (element [i, j] at x = xs[i], y = ys[j]): the\n"
+      "same quantities as sweep(), the two parameters under their names, and regime\n"
+      "(0 task-rich, 1 task-poor, 2 boundary). threads = 0 uses every core; results do not\n"
+      "depend on it.");
 
   m.def("regime", [](const Params& p) { return std::string(theory::to_string(theory::regime(p))); },
         py::arg("params"), "'task-rich' (rho < kappa), 'task-poor' (rho > kappa) or 'boundary'.");

@@ -223,6 +223,26 @@ Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMet
   return s;
 }
 
+// Every value of a LastIterate NaN: "not available".
+LastIterate unavailable() {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  const Components c{nan, nan, nan};
+  LastIterate v;
+  v.order = {nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan};
+  v.error = {nan, nan, nan};
+  v.decomposition = {c, c, c};
+  v.z = v.e = nan;
+  return v;
+}
+
+void set_values(Solution& s, const LastIterate& v) {
+  s.order = v.order;
+  s.error = v.error;
+  s.decomposition = v.decomposition;
+  s.z = v.z;
+  s.e = v.e;
+}
+
 // The saddle point as a residual system for Ceres with the exact Jacobian (docs/theory.md
 // §4.3-§4.4). Residual i is (x_i - Phi_i(x)) / scale_i: with scale_i = max(1, |x_i|) at the
 // start, the tolerance on |F| is relative for order parameters that are large (chi ~ 1/qh
@@ -327,6 +347,9 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
   s.residual_norm = r.residual_norm;
   s.iterations = r.iterations;
   s.message = r.message;
+  // The observables at the solver's result (for a failed solve, its last iterate); NaN where
+  // they cannot be evaluated there.
+  set_values(s, unavailable());
   if (r.x.size() == kN) {
     s.order = order_from_vector(r.x);
     const double z = z_of(p, s.order.qhat, s.order.qbarhat);
@@ -453,20 +476,10 @@ OrderParams order_from_vector(const Eigen::VectorXd& x) {
 namespace {
 
 Solution solve_method(const Params& p, const SolveOptions& options) {
-  try {
-    switch (options.method) {
-      case Method::Saddle: return solve_saddle(p, options);
-      case Method::Reduced: return solve_reduced(p, options);
-      case Method::Letey: return solve_letey(p);
-    }
-  } catch (const NumericalError& e) {
-    Solution s;
-    s.params = p;
-    s.method = options.method;
-    s.status = Status::NumericalFailure;
-    s.residual_norm = std::numeric_limits<double>::infinity();
-    s.message = e.what();
-    return s;
+  switch (options.method) {
+    case Method::Saddle: return solve_saddle(p, options);
+    case Method::Reduced: return solve_reduced(p, options);
+    case Method::Letey: return solve_letey(p);
   }
   throw InvalidParams("method", "unknown method");
 }
@@ -474,7 +487,25 @@ Solution solve_method(const Params& p, const SolveOptions& options) {
 }  // namespace
 
 Solution solve(const Params& p, const SolveOptions& options) {
-  Solution s = solve_method(p, options);
+  Solution s;
+  try {
+    s = solve_method(p, options);
+    if (!s.converged()) {
+      // Not a solution: its numbers move to last_iterate (diagnosis), the reported ones are NaN.
+      s.last_iterate = LastIterate{s.order, s.error, s.decomposition, s.z, s.e};
+    }
+  } catch (const NumericalError& e) {
+    // No iterate to keep: a quadrature or bracketing failure inside the method.
+    s = Solution{};
+    s.params = p;
+    s.method = options.method;
+    s.status = Status::NumericalFailure;
+    s.residual_norm = std::numeric_limits<double>::infinity();
+    s.message = e.what();
+  }
+  if (!s.converged()) set_values(s, unavailable());
+  s.nu = p.nu();
+  s.regime = regime(p);
   s.bayes_optimal = bayes_optimal(p);
   return s;
 }

@@ -46,6 +46,16 @@ struct Decomposition {
   Components tm, idg, odg;
 };
 
+// The solver's last iterate at a point that did not converge, for diagnosis only: the numbers
+// that Solution would hold had the residual met the tolerance (NaN where they could not be
+// evaluated at that iterate).
+struct LastIterate {
+  OrderParams order;
+  Errors error;
+  Decomposition decomposition;
+  double z = 0, e = 0;
+};
+
 struct Solution {
   Params params;
   Method method = Method::Saddle;
@@ -54,6 +64,8 @@ struct Solution {
   double residual_norm = 0;
   int iterations = 0;
   std::string message;
+  // order, error, decomposition, z and e are the solution's values when converged() and NaN
+  // otherwise (then the solver's last iterate, if it produced one, is in last_iterate).
   OrderParams order;
   Errors error;
   // Letey: filled from the ridgeless limit of the reduced solution, as TM (docs/theory.md §11.3).
@@ -65,6 +77,9 @@ struct Solution {
   // The Bayes-optimal IDG/ODG errors from the test prompt alone (docs/theory.md §17): a closed
   // form that depends on p only, filled by every method whatever the status.
   BayesOptimal bayes_optimal;
+  // Present only when the status is not Converged and the solver produced an iterate (absent
+  // after a numerical failure that left none): never numbers to report.
+  std::optional<LastIterate> last_iterate;
   bool converged() const { return status == numerics::Status::Converged; }
 };
 
@@ -82,9 +97,10 @@ Eigen::VectorXd to_vector(const OrderParams& o);
 OrderParams order_from_vector(const Eigen::VectorXd& x);
 
 // Validates p (InvalidParams naming the field) and solves. Non-convergence is reported in
-// Solution::status / residual_norm (never as numbers to trust: callers check converged());
-// a numerical failure inside (quadrature, bracketing) is status NumericalFailure with the
-// message, not an exception.
+// Solution::status / residual_norm, with NaN in every order parameter, error, decomposition
+// piece, z and e (the last iterate moves to Solution::last_iterate); nu, regime and
+// bayes_optimal depend on p only and are always filled. A numerical failure inside
+// (quadrature, bracketing) is status NumericalFailure with the message, not an exception.
 Solution solve(const Params& p, const SolveOptions& options = {});
 
 // Phase structure (docs/theory.md §10).

@@ -29,6 +29,23 @@ bool ridgeless_only(const char* name) {
          n == "qbarhat" || n == "chibarhat";
 }
 
+nlohmann::ordered_json order_json(const OrderParams& o, Method method) {
+  nlohmann::ordered_json order = nlohmann::ordered_json::object();
+  for (const auto& [name, v] : order_fields(o)) {
+    if (method == Method::Letey && ridgeless_only(name)) continue;
+    order[name] = v;
+  }
+  return order;
+}
+
+nlohmann::ordered_json error_json(const Errors& e) {
+  return {{"tm", e.tm}, {"idg", e.idg}, {"odg", e.odg}};
+}
+
+nlohmann::ordered_json decomposition_json(const Decomposition& d) {
+  return {{"tm", components(d.tm)}, {"idg", components(d.idg)}, {"odg", components(d.odg)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json to_json(const Params& p) {
@@ -45,31 +62,35 @@ nlohmann::ordered_json to_json(const Params& p) {
   return j;
 }
 
+// NaN values stay NaN in the JSON value (Python's to_dict() gets float('nan')); dump() writes
+// them as null.
 nlohmann::ordered_json to_json(const Solution& s) {
-  nlohmann::ordered_json order = nlohmann::ordered_json::object();
-  for (const auto& [name, v] : order_fields(s.order)) {
-    if (s.method == Method::Letey && ridgeless_only(name)) continue;
-    order[name] = v;
+  nlohmann::ordered_json j = {
+      {"params", to_json(s.params)},
+      {"method", to_string(s.method)},
+      {"converged", s.converged()},
+      {"status", numerics::to_string(s.status)},
+      {"residual_norm", s.residual_norm},
+      {"iterations", s.iterations},
+      {"message", s.message},
+      {"order", order_json(s.order, s.method)},
+      {"error", error_json(s.error)},
+      {"bayes_optimal", {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}}},
+      {"decomposition", decomposition_json(s.decomposition)},
+      {"regime", to_string(s.regime)},
+      {"effective_ridge", -s.z},
+      {"z", s.z},
+      {"e", s.e},
+      {"nu", s.nu}};
+  if (s.last_iterate) {
+    const LastIterate& l = *s.last_iterate;
+    j["last_iterate"] = {{"order", order_json(l.order, s.method)},
+                         {"error", error_json(l.error)},
+                         {"decomposition", decomposition_json(l.decomposition)},
+                         {"z", l.z},
+                         {"e", l.e}};
   }
-  return {{"params", to_json(s.params)},
-          {"method", to_string(s.method)},
-          {"converged", s.converged()},
-          {"status", numerics::to_string(s.status)},
-          {"residual_norm", s.residual_norm},
-          {"iterations", s.iterations},
-          {"message", s.message},
-          {"order", order},
-          {"error", {{"tm", s.error.tm}, {"idg", s.error.idg}, {"odg", s.error.odg}}},
-          {"bayes_optimal", {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}}},
-          {"decomposition",
-           {{"tm", components(s.decomposition.tm)},
-            {"idg", components(s.decomposition.idg)},
-            {"odg", components(s.decomposition.odg)}}},
-          {"regime", to_string(s.regime)},
-          {"effective_ridge", -s.z},
-          {"z", s.z},
-          {"e", s.e},
-          {"nu", s.nu}};
+  return j;
 }
 
 std::string to_text(const Solution& s) {
@@ -82,9 +103,16 @@ std::string to_text(const Solution& s) {
                 to_string(s.method), p.alpha, p.effective_alpha_test(), p.tau, p.gamma(),
                 p.kappa, p.rho, p.sigma, p.sigma_test, p.lambda);
   os << buf;
-  std::snprintf(buf, sizeof buf, "converged (residual norm %.2e, %d iterations), regime %s\n",
-                s.residual_norm, s.iterations, to_string(s.regime));
-  os << buf << "\n          error       algo        mem     struct\n";
+  std::snprintf(buf, sizeof buf, "%s (residual norm %.2e, %d iterations), regime %s\n",
+                numerics::to_string(s.status), s.residual_norm, s.iterations,
+                to_string(s.regime));
+  os << buf;
+  if (!s.converged()) {
+    // No solution values to print (they are NaN; the last iterate is in to_json's last_iterate).
+    os << "no solution: " << s.message << "\n";
+    return os.str();
+  }
+  os << "\n          error       algo        mem     struct\n";
   auto line = [&](const char* name, double err, const Components& c) {
     std::snprintf(buf, sizeof buf, "%-5s %10.6f %10.6f %10.6f %10.6f\n", name, err, c.algo, c.mem,
                   c.structural);

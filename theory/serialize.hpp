@@ -18,8 +18,11 @@ nlohmann::ordered_json to_json(const Params& p);
 //  "order": {q, m, chi, qbar, chibar, mbar, m0, q0, qhat, mhat, chihat, qbarhat, chibarhat}
 //  (letey: without chi, chibar and the conjugates), "error": {tm, idg, odg},
 //  "decomposition": {tm|idg|odg: {algo, mem, struct}}, "regime", "effective_ridge", "z", "e",
-//  "nu"}
+//  "nu" [, "last_iterate": {"order", "error", "decomposition", "z", "e"}]}
+// A solution that did not converge has NaN values (null in dump()) and, when the solver
+// produced one, its last iterate under "last_iterate" (for diagnosis only).
 nlohmann::ordered_json to_json(const Solution& s);
+// Without converged(): the status and message only, no values.
 std::string to_text(const Solution& s);
 
 // Columns after the parameters: converged, residual, iterations, tm, idg, odg, the nine

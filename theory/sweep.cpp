@@ -84,11 +84,17 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
     }
     numerics::SolveResult r;
     r.status = s.status;
+    // NaN unless converged: continuation only continues from converged points' x.
     r.x = to_vector(s.order);
     r.residual_norm = s.residual_norm;
     r.iterations = s.iterations;
     r.message = s.message;
-    solved[t] = std::move(s);
+    // t may be attempted again (step halving): keep its best attempt, converged first, then
+    // the smaller residual.
+    auto [it, fresh] = solved.try_emplace(t, s);
+    if (!fresh && !it->second.converged() &&
+        (s.converged() || s.residual_norm < it->second.residual_norm))
+      it->second = std::move(s);
     return r;
   };
   numerics::ContinuationOptions co;

@@ -76,6 +76,81 @@ class ParamsTest(unittest.TestCase):
             icl.Params(tau=0.5).validate_for_saddle_point()
 
 
+    def test_tau_and_gamma_together_raise_naming_gamma(self):
+        with self.assertRaises(icl.InvalidParams) as cm:
+            icl.Params(tau=2.0, gamma=1.5)
+        self.assertIsInstance(cm.exception, ValueError)
+        self.assertEqual(cm.exception.field, "gamma")
+        self.assertEqual(icl.Params(tau=3.0).tau, 3.0)
+        self.assertAlmostEqual(icl.Params(gamma=2.0).tau, 3.0, places=14)
+
+    def test_alpha_test_none_means_same_as_alpha(self):
+        p = icl.Params(alpha=3.0, alpha_test=None)
+        self.assertEqual(p.effective_alpha_test, 3.0)
+        self.assertEqual(p, icl.Params(alpha=3.0))
+        self.assertEqual(icl.Params(alpha=3.0, alpha_test=1.5).effective_alpha_test, 1.5)
+        p.alpha_test = 0.5
+        self.assertEqual(p.effective_alpha_test, 0.5)
+        p.alpha_test = None
+        self.assertEqual(p.effective_alpha_test, 3.0)
+        self.assertEqual(p.to_dict()["alpha_test"], 3.0)
+
+    def test_get_set_accept_lambda_(self):
+        p = icl.Params(lambda_=0.5)
+        self.assertEqual(p.get("lambda_"), 0.5)
+        p.set("lambda_", 0.25)
+        self.assertEqual(p.lambda_, 0.25)
+
+
+NUMBERS = ["order", "error", "decomposition"]
+
+
+def leaves(d):
+    """Every number of a nested dict."""
+    for v in d.values():
+        if isinstance(v, dict):
+            yield from leaves(v)
+        else:
+            yield v
+
+
+class NotConvergedTest(unittest.TestCase):
+    def check_all_nan(self, s):
+        self.assertFalse(s.converged)
+        for part in (s.order, s.error, s.decomposition):
+            for v in leaves(part):
+                self.assertIsInstance(v, float)
+                self.assertTrue(math.isnan(v), f"{part}")
+        self.assertTrue(math.isnan(s.z) and math.isnan(s.e))
+        self.assertAlmostEqual(s.nu, s.params.nu, places=15)  # a function of params, kept
+        d = s.to_dict()
+        self.assertTrue(math.isnan(d["error"]["idg"]))
+
+    def test_tiny_kappa_gives_nan_not_zeros(self):
+        s = icl.solve(icl.Params(kappa=1e-300))
+        self.check_all_nan(s)
+        self.assertNotEqual(s.status, "converged")
+        self.assertIn("NOT converged", repr(s))
+
+    def test_unreachable_tolerance_keeps_the_last_iterate(self):
+        ref = icl.solve(icl.Params())
+        self.assertIsNone(ref.last_iterate)
+        self.assertNotIn("last_iterate", ref.to_dict())
+        s = icl.solve(icl.Params(), residual_tolerance=1e-300, max_iterations=3)
+        self.check_all_nan(s)
+        self.assertEqual(s.status, "not_converged")
+        last = s.last_iterate
+        self.assertEqual(set(last), {"order", "error", "decomposition", "z", "e"})
+        self.assertEqual(s.to_dict()["last_iterate"], last)
+        for part in NUMBERS:
+            for v in leaves(last[part]):
+                self.assertTrue(math.isfinite(v))
+        self.assertAlmostEqual(last["error"]["idg"], ref.error["idg"], delta=1e-9)
+        with self.assertRaises(icl.InvalidParams) as cm:
+            icl.solve(icl.Params(), start=s)  # NaN is no warm start
+        self.assertEqual(cm.exception.field, "start")
+
+
 class SolveTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -207,6 +282,17 @@ class SweepTest(unittest.TestCase):
             t.join()
         for k in range(2):
             self.assertTrue(np.array_equal(got[k], ref[k]))
+
+    def test_sweep_and_phase_grid_accept_lambda_(self):
+        lambdas = [0.1, 0.2]
+        out = icl.sweep(icl.Params(), "lambda_", lambdas, method="reduced")
+        self.assertTrue(np.array_equal(out["lambda_"], lambdas))
+        ref = icl.solve(icl.Params(lambda_=0.2), method="reduced")
+        self.assertAlmostEqual(out["idg"][1], ref.error["idg"], delta=1e-12)
+        grid = icl.phase_grid(icl.Params(), "lambda_", lambdas, "rho", [0.5], method="reduced")
+        self.assertAlmostEqual(grid["idg"][1, 0],
+                               icl.solve(icl.Params(lambda_=0.2, rho=0.5),
+                                         method="reduced").error["idg"], delta=1e-12)
 
     def test_sweep_rejects_an_invalid_point(self):
         with self.assertRaisesRegex(ValueError, "rho"):
