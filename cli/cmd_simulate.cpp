@@ -25,7 +25,7 @@ void register_simulate_command(CLI::App& app) {
     vf::SimOptions sim{.prediction_prompts = 2000};
     vf::GdDemoOptions gd;
     std::string odg = "isotropic", assignment = "random", sampler = "factorized", solver = "cg";
-    bool no_theory = false, json = false, gd_demo = false;
+    bool no_theory = false, json = false, gd_demo = false, quiet = false;
     std::string out;
   };
   auto f = std::make_shared<Flags>();
@@ -56,6 +56,7 @@ void register_simulate_command(CLI::App& app) {
   sim->add_option("--gd-inits", f->gd.init_scales, "initialization scales (Gamma0 = scale Z, Z iid N(0,1/D))")->capture_default_str();
   add_json_flag(*sim, f->json);
   add_out_flag(*sim, f->out, "the JSON");
+  add_quiet_flag(*sim, f->quiet);
   sim->callback([f] {
     const theory::Params p = f->flags.resolve();
     vf::SimOptions o = f->sim;
@@ -64,7 +65,12 @@ void register_simulate_command(CLI::App& app) {
     o.sampler = vf::sampler_from_string(f->sampler);
     o.solver = vf::solver_from_string(f->solver);
     o.solve_theory = !f->no_theory;
-    const vf::SimulationResult r = vf::run(p, o);
+    numerics::Progress report;
+    if (!f->quiet)
+      report = [](std::size_t done, std::size_t total, const std::string& what) {
+        progress("simulate " + what, done, total);
+      };
+    const vf::SimulationResult r = vf::run(p, o, report);
     for (const auto& note : r.notes) std::fprintf(stderr, "icl simulate: %s\n", note.c_str());
     nlohmann::ordered_json j = vf::to_json(r);
     if (f->gd_demo) {
@@ -83,7 +89,7 @@ void register_simulate_command(CLI::App& app) {
 void register_verify_command(CLI::App& app) {
   struct Flags {
     vf::VerifyOptions options;
-    bool quick = false, json = false;
+    bool quick = false, json = false, quiet = false;
     std::string out;
   };
   auto f = std::make_shared<Flags>();
@@ -94,14 +100,18 @@ void register_verify_command(CLI::App& app) {
   add_json_flag(*ver, f->json);
   add_out_flag(*ver, f->out, "the JSON");
   add_threads_flag(*ver, f->options.threads);
+  add_quiet_flag(*ver, f->quiet);
   add_seed_flag(*ver, f->options.base_seed);
   ver->callback([f] {
     vf::VerifyOptions o = f->quick ? vf::VerifyOptions::quick() : vf::VerifyOptions{};
     o.threads = f->options.threads;
     o.base_seed = f->options.base_seed;
-    const vf::VerifyResult r = vf::run(o, [](std::size_t done, std::size_t total, const std::string&) {
-      progress("verify", done, total);
-    });
+    numerics::Progress report;
+    if (!f->quiet)
+      report = [](std::size_t done, std::size_t total, const std::string&) {
+        progress("verify", done, total);
+      };
+    const vf::VerifyResult r = vf::run(o, report);
     if (f->json || !f->out.empty()) emit_json(vf::to_json(r), f->out);
     else std::cout << vf::to_text(r);
     if (!r.passed())

@@ -1,6 +1,7 @@
 #include "cli/common.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -101,8 +102,24 @@ CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet) {
   return app.add_flag("--quiet", quiet, "no progress on stderr");
 }
 CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what) {
-  return app.add_option("--out", path, "write " + what + " to FILE (atomically) instead of stdout")
-      ->type_name("FILE");
+  // The output folder is settled while the flags are parsed, before any computation: a missing
+  // folder is created (as `icl figs --out DIR` does), one that cannot be is exit 2.
+  const CLI::Validator folder(
+      [](std::string& s) -> std::string {
+        const std::filesystem::path parent = std::filesystem::path(s).parent_path();
+        if (s == "-" || parent.empty()) return {};
+        std::error_code ec;
+        std::filesystem::create_directories(parent, ec);
+        if (ec || !std::filesystem::is_directory(parent))
+          return "cannot create the folder '" + parent.string() + "'" +
+                 (ec ? ": " + ec.message() : std::string());
+        return {};
+      },
+      "FILE");
+  return app.add_option("--out", path,
+                        "write " + what + " to FILE (atomically) instead of stdout; a missing "
+                        "folder is created")
+      ->check(folder);
 }
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what) {
   return app.add_option("--out", dir, "folder for " + what + " (created when missing)")
@@ -338,8 +355,23 @@ void emit_tsv(const Table& table, const std::string& path, const nlohmann::json&
 }
 
 void progress(const std::string& what, std::size_t done, std::size_t total) {
-  std::fprintf(stderr, "\r[%s] %zu/%zu", what.c_str(), done, total);
-  if (done == total) std::fprintf(stderr, "\n");
+  // On a terminal: one line updated in place. Elsewhere (a log file, a pipe): a full line at
+  // most every 5 s per stage, plus its last one, so that logs stay short. Calls are serialized
+  // (numerics::Progress), so the state below is only touched by one thread at a time.
+  static const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  static std::string last_what;
+  static std::chrono::steady_clock::time_point last_line{};
+  const bool finished = done == total;
+  if (terminal) {
+    std::fprintf(stderr, "\r[%s] %zu/%zu", what.c_str(), done, total);
+    if (finished) std::fprintf(stderr, "\n");
+  } else {
+    const auto now = std::chrono::steady_clock::now();
+    if (!finished && what == last_what && now - last_line < std::chrono::seconds(5)) return;
+    std::fprintf(stderr, "[%s] %zu/%zu\n", what.c_str(), done, total);
+    last_what = what;
+    last_line = now;
+  }
   std::fflush(stderr);
 }
 

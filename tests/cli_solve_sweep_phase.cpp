@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -98,7 +99,7 @@ TEST_CASE("bad input: exit 2 with a one-line message naming the flag") {
       {"sweep --vary zeta=1:2:3", "unknown parameter"},
       {"sweep --vary rho=0.5:1.5:3", "rho"},
       {"phase --x rho=0.1:1:3 --y rho=0.1:1:3", "different"},
-      {"solve --out /nonexistent/dir/x.json", "does not exist"},
+      {"solve --out /proc/version/sub/x.json", "cannot create the folder"},  // a file, not a folder
   };
   for (const auto& c : cases) expect_bad_input(c.args, c.needle);
 }
@@ -169,4 +170,25 @@ TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar
   const std::string pt = slurp(g);
   CHECK(count_lines(pt) == 1 + 12);
   CHECK(pt.rfind("index\trho\tkappa\ttask_rich\tatom_mass", 0) == 0);
+}
+
+TEST_CASE("--out into a missing folder creates it before computing; progress in a log stays short") {
+  const fs::path root = scratch() / "missing_out";
+  fs::remove_all(root);
+  // 400 points: on a terminal one line updated in place; into a file (here) a line at most
+  // every 5 s per stage plus the last one, not 400 carriage returns.
+  const Run r = run_icl("sweep --vary alpha=0.5:8:400 --out " + (root / "a" / "b" / "alpha.tsv").string());
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(root / "a" / "b" / "alpha.tsv"));
+  CHECK(fs::exists(root / "a" / "b" / "alpha.tsv.json"));
+  CHECK(r.err.find('\r') == std::string::npos);
+  CHECK(count_lines(r.err) <= 3);
+  CHECK(r.err.find("400/400") != std::string::npos);
+  // A folder that cannot be created is exit 2 at parse time, naming --out.
+  fs::create_directories(root);
+  { std::ofstream(root / "file") << "x"; }
+  const Run bad = run_icl("solve --json --out " + (root / "file" / "sub" / "x.json").string());
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--out") != std::string::npos);
+  CHECK(count_lines(bad.err) == 1);
 }
