@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "numerics/error.hpp"
+#include "numerics/format.hpp"
 #include "theory/sweep.hpp"
 
 #ifndef ICL_VERSION
@@ -24,13 +25,8 @@ namespace {
 std::string g_command_line;  // set once in main; read-only afterwards
 
 std::string interval_text(double lo, double hi, bool lo_open, bool hi_open) {
-  auto num = [](double v) {
-    if (std::isinf(v)) return std::string(v > 0 ? "inf" : "-inf");
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return std::string(buf);
-  };
-  return std::string(lo_open ? "(" : "[") + num(lo) + ", " + num(hi) + (hi_open ? ")" : "]");
+  return std::string(lo_open ? "(" : "[") + numerics::format_significant(lo) + ", " +
+         numerics::format_significant(hi) + (hi_open ? ")" : "]");
 }
 
 CLI::Validator range(double lo, double hi, bool lo_open, bool hi_open, const std::string& text) {

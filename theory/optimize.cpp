@@ -10,6 +10,7 @@
 #include <boost/math/tools/minima.hpp>
 
 #include "numerics/error.hpp"
+#include "numerics/format.hpp"
 #include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
@@ -18,11 +19,7 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string fmt(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string fmt(double v) { return numerics::format_significant(v); }
 
 double objective_value(const Solution& s, Objective o) {
   if (!s.converged()) return kNaN;

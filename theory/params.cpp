@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "numerics/error.hpp"
+#include "numerics/format.hpp"
 
 namespace icl::theory {
 namespace {
@@ -13,11 +14,7 @@ void require_finite(const char* field, double v) {
 }
 
 // Numbers in messages: 6 significant digits.
-std::string fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
+std::string fmt(double v) { return numerics::format_significant(v); }
 
 }  // namespace
 

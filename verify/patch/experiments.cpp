@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "numerics/error.hpp"
+#include "numerics/format.hpp"
 #include "numerics/seed.hpp"
 #include "verify/patch/detail/experiment_common.hpp"
 
@@ -45,11 +46,7 @@ void validate_pretraining(const TrainOptions& t) {
 
 namespace detail {
 
-std::string short_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
+std::string short_number(double v) { return numerics::format_significant(v, 3); }
 
 void validate_common(const ModelSource& model, int context, int min_context, int prompts,
                      const TrainOptions& training) {
