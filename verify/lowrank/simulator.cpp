@@ -10,15 +10,14 @@
 
 #include "numerics/error.hpp"
 #include "verify/lowrank/serialize.hpp"
+#include "numerics/timing.hpp"
 
 namespace icl::verify::lowrank {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using numerics::Clock;
+using numerics::seconds_since;
 
 template <class Get>
 numerics::Estimate over_seeds(const std::vector<SeedMeasurement>& seeds, Get get) {

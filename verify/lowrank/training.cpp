@@ -11,6 +11,7 @@
 
 #include "numerics/error.hpp"
 #include "verify/lowrank/detail/normal_operator.hpp"
+#include "numerics/timing.hpp"
 
 namespace icl::verify::lowrank {
 
@@ -39,10 +40,8 @@ void NormalOperator::apply(const MatrixXd& G, MatrixXd& out) {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using numerics::Clock;
+using numerics::seconds_since;
 
 void check_well_posed(const Dataset& d, double lambda, bool min_norm) {
   const long long D2 = (long long)d.n.D * d.n.D;

@@ -14,15 +14,14 @@
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
 #include "verify/lowrank/simulator.hpp"
+#include "numerics/timing.hpp"
 
 namespace icl::verify::softmax {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using numerics::Clock;
+using numerics::seconds_since;
 
 // The linear simulator at the same dimension, seeds, base seed, threads, task assignment and
 // ODG kind, no prediction-distribution prompts: its TM/IDG/ODG test errors. The one place that

@@ -8,15 +8,14 @@
 #include <string>
 
 #include "numerics/error.hpp"
+#include "numerics/timing.hpp"
 
 namespace icl::verify::softmax {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using numerics::Clock;
+using numerics::seconds_since;
 
 // Uniform on [0, 1) with 53 random bits.
 double uniform01(Rng& rng) { return double(rng() >> 11) * 0x1.0p-53; }
