@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/checkpoint.hpp"
 #include "cli/common.hpp"
 #include "theory/serialize.hpp"
 #include "numerics/error.hpp"
@@ -73,7 +74,7 @@ void register_sweep(CLI::App& app) {
     ParamFlags flags;
     SimFlags sim;
     std::string vary, x, y, method = "saddle", out, shard;
-    bool log = false, log_x = false, log_y = false, quiet = false;
+    bool log = false, log_x = false, log_y = false, quiet = false, resume = false;
     int threads = 0;  // phase: 0 = all cores
   };
   auto opt = std::make_shared<Options>();
@@ -87,6 +88,7 @@ void register_sweep(CLI::App& app) {
   add_quiet_flag(*sweep, opt->quiet);
   sweep->add_option("--shard", opt->shard, "I/N: compute only points i with i % N == I (merge with icl merge)");
   opt->sim.add_to(*sweep);
+  add_resume_flag(*sweep, opt->resume);
   sweep->callback([opt] {
     const theory::Params p = opt->flags.resolve();
     const NamedRange g = parse_named_range(opt->vary, "--vary");
@@ -99,6 +101,20 @@ void register_sweep(CLI::App& app) {
         values.push_back(all_values[i]);
         index.push_back(i);
       }
+    nlohmann::json meta = base_meta(p, opt->method);
+    meta["vary"] = range_meta(g, opt->log);
+    meta["grid_points"] = all_values.size();
+    meta["shard"] = {{"index", shard.index}, {"count", shard.count}};
+    if (opt->sim.enabled)
+      meta["simulation"] = {{"dim", opt->sim.options.dim}, {"seeds", opt->sim.options.seeds},
+                            {"seed", opt->sim.options.base_seed}};
+    // The simulations are the long part: each point's is kept as it finishes (--resume). The
+    // theory sweep is recomputed (seconds, deterministic).
+    if (opt->resume && (opt->out.empty() || opt->out == "-"))
+      throw ExitError(kExitBadInput, "--resume needs --out FILE (the checkpoint is FILE.partial/)");
+    Checkpoint checkpoint;
+    if (opt->sim.enabled && !opt->out.empty() && opt->out != "-")
+      checkpoint = Checkpoint(opt->out, meta, opt->resume);
     theory::SweepOptions so;
     so.solve.method = theory::method_from_string(opt->method);
     const std::string what = "sweep " + g.name;
@@ -117,28 +133,29 @@ void register_sweep(CLI::App& app) {
       const auto r = theory::solution_row(sols[i]);
       row.insert(row.end(), r.begin(), r.end());
       if (opt->sim.enabled) {
-        verify::lowrank::SimOptions o = opt->sim.options;
-        o.base_seed = numerics::derive_seed(opt->sim.options.base_seed, index[i]);
-        const auto sim = verify::lowrank::run(sols[i].params, o);
-        const auto cells = verify::lowrank::simulation_row(sim);
-        row.insert(row.end(), cells.begin(), cells.end());
-        if (!sim.converged() && sim_failed++ == 0)
-          sim_message = "point " + std::to_string(index[i]) + ": " + sim.message;
+        // Point k's seeds derive from (--seed, k) alone, so a kept point equals a recomputed one.
+        const std::string unit = "point_" + std::to_string(index[i]);
+        const auto kept = checkpoint.load(unit);
+        std::optional<std::vector<double>> cells = kept ? numbers_from(*kept) : std::nullopt;
+        if (!cells || cells->size() != verify::lowrank::simulation_columns().size()) {
+          verify::lowrank::SimOptions o = opt->sim.options;
+          o.base_seed = numerics::derive_seed(opt->sim.options.base_seed, index[i]);
+          const auto sim = verify::lowrank::run(sols[i].params, o);
+          cells = verify::lowrank::simulation_row(sim);
+          if (sim.converged()) checkpoint.save(unit, exact_numbers(*cells));
+          else if (sim_failed++ == 0)  // not kept: a resumed run recomputes (and reports) it
+            sim_message = "point " + std::to_string(index[i]) + ": " + sim.message;
+        }
+        row.insert(row.end(), cells->begin(), cells->end());
         if (!opt->quiet) progress(what + " (simulating)", i + 1, sols.size());
       }
       t.rows.push_back(std::move(row));
       failed += !sols[i].converged();
     }
-    nlohmann::json meta = base_meta(p, opt->method);
-    meta["vary"] = range_meta(g, opt->log);
-    meta["grid_points"] = all_values.size();
-    meta["shard"] = {{"index", shard.index}, {"count", shard.count}};
-    if (opt->sim.enabled)
-      meta["simulation"] = {{"dim", opt->sim.options.dim}, {"seeds", opt->sim.options.seeds},
-                            {"seed", opt->sim.options.base_seed},
-                            {"failed_points", sim_failed}};
+    if (opt->sim.enabled) meta["simulation"]["failed_points"] = sim_failed;
     meta["failed_points"] = failed;
     emit_tsv(t, opt->out, meta);
+    checkpoint.remove();
     if (sim_failed)
       throw ExitError(kExitNotConverged, std::to_string(sim_failed) + " of " +
                                              std::to_string(sols.size()) +

@@ -374,7 +374,10 @@ void progress(const std::string& what, std::size_t done, std::size_t total) {
 const std::string& command_line() { return g_command_line; }
 void set_command_line(int argc, char** argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  // --resume changes how a run gets its result, not the result: a resumed run records the
+  // command of an uninterrupted one, so that their sidecars are identical.
+  for (int i = 0; i < argc; ++i)
+    if (std::string(argv[i]) != "--resume") s += (s.empty() ? "" : " ") + std::string(argv[i]);
   g_command_line = s;
 }
 

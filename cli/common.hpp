@@ -97,7 +97,7 @@ void emit_json(const nlohmann::ordered_json& j, const std::string& path);
 // Progress line on stderr ("[name] i/n ...") for long runs.
 void progress(const std::string& what, std::size_t done, std::size_t total);
 
-// The command line as typed (for sidecars).
+// The command line as typed, less --resume (for sidecars).
 const std::string& command_line();
 void set_command_line(int argc, char** argv);
 
