@@ -62,8 +62,11 @@ CLI::Option* add_resume_flag(CLI::App& app, bool& resume) {
 }
 
 Checkpoint::Checkpoint(const std::string& out, const nlohmann::json& fingerprint, bool resume) {
+  // "figures/" -> "figures.partial"; "." -> "/abs/folder.partial" (never a name like "..partial").
   fs::path target = fs::path(out).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "figures/" -> "figures"
+  if (target.filename() == "." || target.filename() == "..")
+    target = fs::absolute(target).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();
   const fs::path folder = target.string() + ".partial";
   folder_ = folder.string();
   nlohmann::json expected = {{"version", ICL_VERSION}, {"options", fingerprint}};

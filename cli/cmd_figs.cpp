@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/checkpoint.hpp"
 #include "cli/common.hpp"
 #include "paper_figs/figures.hpp"
 
@@ -42,6 +43,15 @@ void add_dimension_keys(nlohmann::json& meta, const std::string& paper) {
   if (paper != "implicit-dynamics") meta["D"] = "infinity (theory)";
 }
 
+// A kept figure is reused only while the files it wrote are still there.
+bool kept_files_exist(const nlohmann::json& kept) {
+  if (!kept.contains("files") || !kept["files"].is_array()) return false;
+  for (const auto& file : kept["files"])
+    if (!file.is_string() || !fs::is_regular_file(file.get<std::string>())) return false;
+  return kept.contains("data_seconds") && kept.contains("plot_seconds") &&
+         kept.contains("failed_theory_points");
+}
+
 struct Outcome {
   std::string name;
   bool data_ok = false, plot_ok = false;
@@ -56,7 +66,8 @@ struct Outcome {
 void register_figs(CLI::App& app) {
   struct Options {
     std::vector<std::string> names;
-    bool list = false, quick = false, no_plot = false, plot_only = false;
+    bool list = false, quick = false, no_plot = false, plot_only = false, quiet = false,
+         resume = false;
     std::string out = "figures";
     int threads = pf::Settings{}.threads;
     std::uint64_t seed = pf::Settings{}.seed;
@@ -72,6 +83,8 @@ void register_figs(CLI::App& app) {
   add_seed_flag(*figs, opt->seed);
   figs->add_flag("--no-plot", opt->no_plot, "data step only (TSV + sidecars)");
   figs->add_flag("--plot-only", opt->plot_only, "plot step only, from the TSVs already in --out");
+  add_quiet_flag(*figs, opt->quiet);
+  add_resume_flag(*figs, opt->resume);
   figs->callback([opt] {
     if (opt->list) {
       print_list();
@@ -104,6 +117,12 @@ void register_figs(CLI::App& app) {
       throw ExitError(kExitBadInput, "figs: cannot create output folder " + opt->out +
                                          (ec ? ": " + ec.message() : ""));
 
+    // Each finished figure is kept in DIR.partial/ (--resume skips it); a figure depends only on
+    // these options and its name (its simulations draw seeds derived from --seed).
+    const Checkpoint checkpoint(opt->out,
+                                {{"quick", opt->quick}, {"seed", opt->seed},
+                                 {"no_plot", opt->no_plot}, {"plot_only", opt->plot_only}},
+                                opt->resume);
     std::vector<Outcome> outcomes;
     bool failed = false;
     const auto t_all = std::chrono::steady_clock::now();
@@ -116,11 +135,25 @@ void register_figs(CLI::App& app) {
       s.seed = opt->seed;
       s.command = "icl figs " + f->name + (opt->quick ? " --quick" : "") +
                   (opt->seed != pf::Settings{}.seed ? " --seed " + std::to_string(opt->seed) : "");
-      s.progress = [name = f->name](std::size_t d, std::size_t n, const std::string& what) {
-        progress(what.rfind(name, 0) == 0 ? what : name + ": " + what, d, n);
-      };
-      std::fprintf(stderr, "[figs] %d %s (%s): %s\n", f->number, f->name.c_str(),
-                   opt->quick ? "quick" : "full", f->description.c_str());
+      if (!opt->quiet)
+        s.progress = [name = f->name](std::size_t d, std::size_t n, const std::string& what) {
+          progress(what.rfind(name, 0) == 0 ? what : name + ": " + what, d, n);
+        };
+      if (const auto kept = checkpoint.load(f->name); kept && kept_files_exist(*kept)) {
+        oc.data_ok = oc.plot_ok = true;
+        oc.data_seconds = kept->at("data_seconds").get<double>();
+        oc.plot_seconds = kept->at("plot_seconds").get<double>();
+        oc.failed_theory_points = kept->at("failed_theory_points").get<std::size_t>();
+        oc.files = kept->at("files").get<std::vector<std::string>>();
+        if (!opt->quiet)
+          std::fprintf(stderr, "[figs] %s: done earlier (kept in %s)\n", f->name.c_str(),
+                       checkpoint.folder().c_str());
+        outcomes.push_back(std::move(oc));
+        continue;
+      }
+      if (!opt->quiet)
+        std::fprintf(stderr, "[figs] %d %s (%s): %s\n", f->number, f->name.c_str(),
+                     opt->quick ? "quick" : "full", f->description.c_str());
       // Data step.
       if (opt->plot_only) {
         oc.data_ok = true;
@@ -179,9 +212,15 @@ void register_figs(CLI::App& app) {
       }
       const bool ok = oc.data_ok && (opt->no_plot || oc.plot_ok);
       failed |= !ok;
-      std::fprintf(stderr, "[figs] %s: %s (data %.1f s, plot %.1f s)%s%s\n", f->name.c_str(),
-                   ok ? "done" : "FAILED", oc.data_seconds, oc.plot_seconds,
-                   oc.message.empty() ? "" : ": ", oc.message.c_str());
+      if (!ok || !opt->quiet)
+        std::fprintf(stderr, "[figs] %s: %s (data %.1f s, plot %.1f s)%s%s\n", f->name.c_str(),
+                     ok ? "done" : "FAILED", oc.data_seconds, oc.plot_seconds,
+                     oc.message.empty() ? "" : ": ", oc.message.c_str());
+      if (ok)
+        checkpoint.save(f->name, {{"data_seconds", oc.data_seconds},
+                                  {"plot_seconds", oc.plot_seconds},
+                                  {"failed_theory_points", oc.failed_theory_points},
+                                  {"files", oc.files}});
       outcomes.push_back(std::move(oc));
     }
     // A run summary next to the figures (timings, failures).
@@ -200,6 +239,7 @@ void register_figs(CLI::App& app) {
                                     {"files", oc.files},
                                     {"message", oc.message}});
     write_file_atomically((fs::path(opt->out) / "figs_run.json").string(), summary.dump(2) + "\n");
+    checkpoint.remove();  // the run is complete (failed figures are rerun by name)
     for (const auto& oc : outcomes)
       for (const auto& file : oc.files) std::printf("%s\n", file.c_str());
     if (failed) {

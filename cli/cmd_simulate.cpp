@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/checkpoint.hpp"
 #include "cli/common.hpp"
 #include "verify/lowrank/compare.hpp"
 #include "verify/lowrank/gd_demo.hpp"
@@ -89,7 +90,7 @@ void register_simulate_command(CLI::App& app) {
 void register_verify_command(CLI::App& app) {
   struct Flags {
     vf::VerifyOptions options;
-    bool quick = false, json = false, quiet = false;
+    bool quick = false, json = false, quiet = false, resume = false;
     std::string out;
   };
   auto f = std::make_shared<Flags>();
@@ -102,18 +103,26 @@ void register_verify_command(CLI::App& app) {
   add_threads_flag(*ver, f->options.threads);
   add_quiet_flag(*ver, f->quiet);
   add_seed_flag(*ver, f->options.base_seed);
+  add_resume_flag(*ver, f->resume);
   ver->callback([f] {
     vf::VerifyOptions o = f->quick ? vf::VerifyOptions::quick() : vf::VerifyOptions{};
     o.threads = f->options.threads;
     o.base_seed = f->options.base_seed;
+    // With --out, each grid point's simulation at one D is kept as it finishes (--resume).
+    if (f->resume && (f->out.empty() || f->out == "-"))
+      throw ExitError(kExitBadInput, "--resume needs --out FILE (the checkpoint is FILE.partial/)");
+    Checkpoint checkpoint;
+    if (!f->out.empty() && f->out != "-")
+      checkpoint = Checkpoint(f->out, {{"quick", f->quick}, {"seed", o.base_seed}}, f->resume);
     numerics::Progress report;
     if (!f->quiet)
       report = [](std::size_t done, std::size_t total, const std::string&) {
         progress("verify", done, total);
       };
-    const vf::VerifyResult r = vf::run(o, report);
+    const vf::VerifyResult r = vf::run(o, report, checkpoint.store());
     if (f->json || !f->out.empty()) emit_json(vf::to_json(r), f->out);
     else std::cout << vf::to_text(r);
+    checkpoint.remove();
     if (!r.passed())
       throw ExitError(kExitNotConverged,
                       r.status == numerics::Status::CheckFailed

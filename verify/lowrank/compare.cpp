@@ -2,10 +2,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include <Eigen/Dense>
 
 #include "numerics/error.hpp"
+#include "numerics/timing.hpp"
 
 namespace icl::verify::lowrank {
 
@@ -159,15 +161,71 @@ void VerifyOptions::validate() const {
 
 namespace {
 
-ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Solution& th,
-                          const std::vector<SimulationResult>& sims, const VerifyOptions& o) {
+// What a comparison uses of the simulation at one D: the estimates of compared_quantities()
+// then informational_quantities() (absent without a measured decomposition), and its wall time.
+// A numerics::UnitStore keeps it as numbers: [seconds, then per quantity present, mean, sem,
+// count], restored bit for bit.
+struct DimSummary {
+  std::vector<std::optional<numerics::Estimate>> estimates;
+  double seconds = 0;
+};
+
+std::size_t quantity_count() {
+  return compared_quantities().size() + informational_quantities().size();
+}
+
+DimSummary summarize(const SimulationResult& r, double seconds) {
+  DimSummary d;
+  d.seconds = seconds;
+  for (const auto* list : {&compared_quantities(), &informational_quantities()})
+    for (const auto& q : *list) {
+      const numerics::Estimate* e = q.simulated(r);
+      d.estimates.push_back(e ? std::optional<numerics::Estimate>(*e) : std::nullopt);
+    }
+  return d;
+}
+
+std::vector<double> encode(const DimSummary& d) {
+  std::vector<double> v{d.seconds};
+  for (const auto& e : d.estimates) {
+    v.push_back(e ? 1.0 : 0.0);
+    v.push_back(e ? e->mean : 0.0);
+    v.push_back(e ? e->sem : 0.0);
+    v.push_back(e ? static_cast<double>(e->count) : 0.0);
+  }
+  return v;
+}
+
+// nullopt when the numbers are not a summary of this layout (the unit is then recomputed).
+std::optional<DimSummary> decode(const std::vector<double>& v) {
+  if (v.size() != 1 + 4 * quantity_count()) return std::nullopt;
+  DimSummary d;
+  d.seconds = v[0];
+  for (std::size_t i = 1; i < v.size(); i += 4) {
+    if (v[i] == 0.0) {
+      d.estimates.push_back(std::nullopt);
+      continue;
+    }
+    numerics::Estimate e;
+    e.mean = v[i + 1];
+    e.sem = v[i + 2];
+    e.count = static_cast<int>(v[i + 3]);
+    d.estimates.push_back(e);
+  }
+  return d;
+}
+
+// Quantity `index` of the summaries (index into compared then informational quantities).
+ComparisonRow compare_row(const Quantity& q, std::size_t index, bool enforced,
+                          const theory::Solution& th, const std::vector<DimSummary>& sims,
+                          const VerifyOptions& o) {
   ComparisonRow row;
   row.quantity = q.name;
   row.enforced = enforced;
   row.theory = q.theory(th);
   std::vector<double> dims, means, sems;
   for (std::size_t k = 0; k < o.dims.size(); ++k) {
-    const numerics::Estimate& st = *q.simulated(sims[k]);
+    const numerics::Estimate& st = *sims[k].estimates[index];
     PerDim pd;
     pd.dim = o.dims[k];
     pd.seeds = o.seeds[k];
@@ -192,7 +250,7 @@ ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Soluti
 }  // namespace
 
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
-                         const numerics::Progress& progress) {
+                         const numerics::Progress& progress, const numerics::UnitStore& store) {
   o.validate();
   PointResult res;
   res.point = gp;
@@ -208,47 +266,74 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
                   std::to_string(res.theory.residual_norm) + "): " + res.theory.message;
     return res;
   }
-  std::vector<SimulationResult> sims;
+  std::vector<DimSummary> sims;
   for (std::size_t k = 0; k < o.dims.size(); ++k) {
-    SimOptions so;
-    so.dim = o.dims[k];
-    so.seeds = o.seeds[k];
-    so.threads = o.threads;
-    so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
-    so.theory = theory_ref(res.theory);
-    so.min_norm = ridgeless;
-    const auto t0 = std::chrono::steady_clock::now();
-    sims.push_back(run(gp.params, so));
-    res.seconds_per_dim.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    if (progress) progress(k + 1, o.dims.size(), gp.label + ": D = " + std::to_string(o.dims[k]));
-    if (!sims.back().converged()) {
-      res.status = sims.back().status;
-      res.message = "simulation at D = " + std::to_string(o.dims[k]) + " did not converge: " +
-                    sims.back().message;
-      return res;
+    // The seeds of dimension D derive from (base_seed, D) alone, so a kept summary is the one
+    // this run would compute. Only converged simulations are kept.
+    const std::string key = "D" + std::to_string(o.dims[k]);
+    std::optional<std::vector<double>> kept;
+    if (store.load) kept = store.load(key);
+    std::optional<DimSummary> summary = kept ? decode(*kept) : std::nullopt;
+    if (!summary) {
+      SimOptions so;
+      so.dim = o.dims[k];
+      so.seeds = o.seeds[k];
+      so.threads = o.threads;
+      so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
+      so.theory = theory_ref(res.theory);
+      so.min_norm = ridgeless;
+      const auto t0 = std::chrono::steady_clock::now();
+      const SimulationResult sim = run(gp.params, so);
+      if (!sim.converged()) {
+        res.status = sim.status;
+        res.message = "simulation at D = " + std::to_string(o.dims[k]) + " did not converge: " +
+                      sim.message;
+        if (progress) progress(k + 1, o.dims.size(), gp.label + ": D = " + std::to_string(o.dims[k]));
+        return res;
+      }
+      summary = summarize(sim, numerics::seconds_since(t0));
+      if (store.save) store.save(key, encode(*summary));
     }
+    res.seconds_per_dim.push_back(summary->seconds);
+    sims.push_back(std::move(*summary));
+    if (progress) progress(k + 1, o.dims.size(), gp.label + ": D = " + std::to_string(o.dims[k]));
   }
-  for (const auto& q : compared_quantities()) {
-    res.rows.push_back(compare_row(q, true, res.theory, sims, o));
+  const std::size_t nc = compared_quantities().size();
+  for (std::size_t i = 0; i < nc; ++i) {
+    res.rows.push_back(compare_row(compared_quantities()[i], i, true, res.theory, sims, o));
     if (!res.rows.back().passed()) res.status = numerics::Status::CheckFailed;
   }
-  for (const auto& q : informational_quantities())
-    if (q.simulated(sims.front())) res.rows.push_back(compare_row(q, false, res.theory, sims, o));
+  for (std::size_t i = 0; i < informational_quantities().size(); ++i)
+    if (sims.front().estimates[nc + i])
+      res.rows.push_back(
+          compare_row(informational_quantities()[i], nc + i, false, res.theory, sims, o));
   if (!res.passed()) res.message = "theory and extrapolated simulation disagree beyond tolerance";
   return res;
 }
 
-VerifyResult run(const VerifyOptions& o, const numerics::Progress& progress) {
+VerifyResult run(const VerifyOptions& o, const numerics::Progress& progress,
+                 const numerics::UnitStore& store) {
   o.validate();
   VerifyResult res;
   res.options = o;
   const std::size_t total = o.points.size() * o.dims.size();
   std::size_t done = 0;
-  for (const auto& gp : o.points) {
-    res.points.push_back(verify_point(gp, o, [&](std::size_t, std::size_t, const std::string& what) {
+  for (std::size_t i = 0; i < o.points.size(); ++i) {
+    const GridPoint& gp = o.points[i];
+    // Unit keys "p<i>_D<dim>": grid point i's simulation at one D.
+    numerics::UnitStore point_store;
+    std::string prefix = "p";  // (not "p" + ...: GCC 12 warns falsely on it, -Wrestrict)
+    prefix += std::to_string(i) + "_";
+    if (store.load)
+      point_store.load = [&](const std::string& key) { return store.load(prefix + key); };
+    if (store.save)
+      point_store.save = [&](const std::string& key, const std::vector<double>& v) {
+        store.save(prefix + key, v);
+      };
+    const auto on_progress = [&](std::size_t, std::size_t, const std::string& what) {
       if (progress) progress(++done, total, what);
-    }));
+    };
+    res.points.push_back(verify_point(gp, o, on_progress, point_store));
     const PointResult& r = res.points.back();
     if (!r.passed() && res.passed()) {
       res.status = r.status;

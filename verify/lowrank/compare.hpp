@@ -8,6 +8,7 @@
 #include "numerics/progress.hpp"
 #include "numerics/statistics.hpp"
 #include "numerics/status.hpp"
+#include "numerics/unit_store.hpp"
 #include "theory/lowrank.hpp"
 #include "verify/lowrank/simulator.hpp"
 
@@ -97,8 +98,11 @@ struct PointResult {
   bool passed() const { return status == numerics::Status::Converged; }
 };
 // One grid point: the theory, then one simulation per dim; progress(k, dims, label) after each.
+// `store` keeps each converged simulation's summary under "D<dim>" and gives back kept ones
+// (a resumed run; the result equals an uninterrupted one, seconds_per_dim included).
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
-                         const numerics::Progress& progress = {});
+                         const numerics::Progress& progress = {},
+                         const numerics::UnitStore& store = {});
 
 struct VerifyResult {
   VerifyOptions options;
@@ -108,6 +112,8 @@ struct VerifyResult {
   bool passed() const { return status == numerics::Status::Converged; }
 };
 // Every point of o.points; progress(done, points x dims, label) after each simulation.
-VerifyResult run(const VerifyOptions& o, const numerics::Progress& progress = {});
+// `store`: the finished simulations, under "p<point index>_D<dim>" (see verify_point).
+VerifyResult run(const VerifyOptions& o, const numerics::Progress& progress = {},
+                 const numerics::UnitStore& store = {});
 
 }  // namespace icl::verify::lowrank
