@@ -199,8 +199,8 @@ void ParamFlags::add_to(CLI::App& app) {
   tau->excludes(gam);
   app.add_option("--kappa", params.kappa, "tasks M0/D")
       ->check(range(0, inf, true, true, "(0, inf)"))->group(g)->capture_default_str();
-  app.add_option("--rho", params.rho, "task rank r/D")
-      ->check(range(0, 1, true, false, "(0, 1]"))->group(g)->capture_default_str();
+  rho_options_.push_back(app.add_option("--rho", params.rho, "task rank r/D")
+      ->check(range(0, 1, true, false, "(0, 1]"))->group(g)->capture_default_str());
   app.add_option("--sigma", params.sigma, "label-noise std (pretraining)")
       ->check(range(0, inf, false, true, "[0, inf)"))->group(g)->capture_default_str();
   app.add_option("--sigma-test", params.sigma_test, "label-noise std at test")
@@ -209,8 +209,9 @@ void ParamFlags::add_to(CLI::App& app) {
       ->check(range(0, inf, false, true, "[0, inf)"))->group(g)->capture_default_str();
   app.add_option("--task-spectrum", task_spectrum,
                  "beyond the paper: population task spectrum, powerlaw:EXP:LEVELS | "
-                 "complement:EPS (rho-fraction plus EPS-weaker rest) | t1:w1,t2:w2,... "
-                 "(weights sum to 1, mean eigenvalue 1); default: the paper's rank-rho tasks")
+                 "complement:EPS (rho-fraction plus EPS-weaker rest; the one that takes "
+                 "--rho) | t1:w1,t2:w2,... (weights sum to 1, mean eigenvalue 1); default: "
+                 "the paper's rank-rho tasks")
       ->group(g);
 }
 
@@ -264,10 +265,25 @@ std::vector<numerics::Atom> parse_task_spectrum(const std::string& text, double 
 
 }  // namespace
 
+bool ParamFlags::rho_given() const {
+  for (const CLI::Option* o : rho_options_)
+    if (o->count() > 0) return true;
+  return false;
+}
+
 theory::Params ParamFlags::resolve() const {
   theory::Params p = params;
   if (gamma > 0) p.tau = gamma * p.kappa;
   if (alpha_test > 0) p.alpha_test = alpha_test;
+  // rho is the rank fraction of the paper's tasks and the strong fraction of complement:EPS;
+  // every other spectrum is the whole task covariance, so an explicit --rho would be ignored
+  // silently (docs/theory.md §12.1): refuse it.
+  if (!task_spectrum.empty() && task_spectrum.rfind("complement:", 0) != 0 && rho_given())
+    throw ExitError(kExitBadInput,
+                    "--rho conflicts with --task-spectrum '" + task_spectrum +
+                        "': that spectrum is the whole task covariance and does not use rho "
+                        "(only complement:EPS takes --rho, its fraction of strong directions); "
+                        "drop --rho");
   if (!task_spectrum.empty()) p.task_spectrum = parse_task_spectrum(task_spectrum, p.rho);
   p.validate();  // InvalidParams(field, message) goes to main(): exit 2
   return p;

@@ -34,8 +34,13 @@ struct ParamFlags {
   void add_to(CLI::App& app);
   // The Params after the flags are parsed (gamma -> tau, alpha_test, task spectrum),
   // validated: an invalid combination throws icl::InvalidParams naming the field (main() turns
-  // it into exit 2), a malformed --task-spectrum an ExitError naming the flag.
+  // it into exit 2), a malformed --task-spectrum an ExitError naming the flag, and so does an
+  // explicit --rho next to a spectrum that does not use it (all but complement:EPS).
   theory::Params resolve() const;
+
+ private:
+  std::vector<const CLI::Option*> rho_options_;  // --rho of every subcommand sharing the flags
+  bool rho_given() const;
 };
 
 

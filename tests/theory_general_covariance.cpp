@@ -6,6 +6,7 @@
 
 #include "numerics/error.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/sweep.hpp"
 
 using namespace icl::theory;
 
@@ -89,4 +90,14 @@ TEST_CASE("task spectra are validated") {
   CHECK(atom_mass(p) == doctest::Approx(1 - 0.5 / 0.6));
   p.task_spectrum = low_rank_plus_complement_spectrum(0.6, 0.01);  // full rank
   CHECK(regime(p) == Regime::TaskPoor);  // 1 > kappa = 0.5
+}
+
+TEST_CASE("rho cannot vary under a task spectrum (Params::with), other parameters can") {
+  Params p;
+  p.task_spectrum = power_law_spectrum(1.0, 4);
+  CHECK_THROWS_AS(p.with("rho", 0.5), icl::InvalidParams);
+  CHECK(p.with("kappa", 0.7).kappa == 0.7);
+  // Without a spectrum rho is the paper's task rank and varies as any parameter.
+  CHECK(Params{}.with("rho", 0.5).rho == 0.5);
+  CHECK_THROWS_AS(sweep(p, "rho", {0.3, 0.6}), icl::InvalidParams);
 }

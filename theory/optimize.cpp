@@ -50,12 +50,6 @@ bool known_name(const std::string& name) {
   return std::find(n.begin(), n.end(), name) != n.end();
 }
 
-Params at(const Params& base, const std::string& name, double v) {
-  Params p = base;
-  p.set(name, v);
-  return p;
-}
-
 // One evaluation point: value of the parameter and the solution there.
 struct Point {
   double x = kNaN, f = kNaN;
@@ -123,7 +117,7 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
       std::isnan(options.lo) ? default_range(options.over) : std::make_pair(options.lo, options.hi);
   r.log_scale = r.lo > 0;
   for (double v : {r.lo, r.hi}) {
-    const Params p = at(base, options.over, v);
+    const Params p = base.with(options.over, v);
     if (options.solve.method == Method::Letey) p.validate();
     else p.validate_for_saddle_point();
   }
@@ -176,7 +170,7 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
     const double b = c < m - 1 ? pts[c + 1].x : grid.x;
     const auto f = [&](double t) {
       const double x = to_x(t);
-      const Params p = at(base, options.over, x);
+      const Params p = base.with(options.over, x);
       Solution s = solve(p, options.solve);
       if (!s.converged() && options.solve.method == Method::Saddle) {
         SolveOptions warm = options.solve;

@@ -62,6 +62,18 @@ nlohmann::ordered_json to_json(const Params& p) {
   return j;
 }
 
+std::string task_description(const Params& p) {
+  std::ostringstream os;
+  if (p.task_spectrum.empty()) {
+    os << "rho " << p.rho;
+  } else {
+    os << "task spectrum ";
+    for (std::size_t k = 0; k < p.task_spectrum.size(); ++k)
+      os << (k ? "," : "") << p.task_spectrum[k].position << ":" << p.task_spectrum[k].mass;
+  }
+  return os.str();
+}
+
 // NaN values stay NaN in the JSON value (Python's to_dict() gets float('nan')); dump() writes
 // them as null.
 nlohmann::ordered_json to_json(const Solution& s) {
@@ -97,11 +109,13 @@ std::string to_text(const Solution& s) {
   std::ostringstream os;
   const auto& p = s.params;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "icl solve (%s): alpha %g  alpha_test %g  tau %g (gamma %g)  kappa %g  rho %g  "
-                "sigma %g  sigma_test %g  lambda %g\n",
-                to_string(s.method), p.alpha, p.effective_alpha_test(), p.tau, p.gamma(),
-                p.kappa, p.rho, p.sigma, p.sigma_test, p.lambda);
+  // The tasks in use: rho, or the task spectrum that replaces it (docs/theory.md §12.1).
+  // (Written in pieces: a spectrum of many levels is longer than buf.)
+  std::snprintf(buf, sizeof buf, "icl solve (%s): alpha %g  alpha_test %g  tau %g (gamma %g)  kappa %g  ",
+                to_string(s.method), p.alpha, p.effective_alpha_test(), p.tau, p.gamma(), p.kappa);
+  os << buf << task_description(p);
+  std::snprintf(buf, sizeof buf, "  sigma %g  sigma_test %g  lambda %g\n", p.sigma, p.sigma_test,
+                p.lambda);
   os << buf;
   std::snprintf(buf, sizeof buf, "%s (residual norm %.2e, %d iterations), regime %s\n",
                 numerics::to_string(s.status), s.residual_norm, s.iterations,

@@ -14,6 +14,9 @@ namespace icl::theory {
 // {"alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma", "sigma_test", "lambda"
 //  [, "task_spectrum": [[eigenvalue, weight], ...]]}
 nlohmann::ordered_json to_json(const Params& p);
+// The tasks in use, for text headers: "rho 0.9" for the paper's low-rank tasks, else
+// "task spectrum t1:w1,t2:w2,..." (eigenvalue:weight, 6 significant digits).
+std::string task_description(const Params& p);
 // {"params", "method", "converged", "status", "residual_norm", "iterations", "message",
 //  "order": {q, m, chi, qbar, chibar, mbar, m0, q0, qhat, mhat, chihat, qbarhat, chibarhat}
 //  (letey: without chi, chibar and the conjugates), "error": {tm, idg, odg},

@@ -14,12 +14,6 @@
 namespace icl::theory {
 namespace {
 
-Params at(const Params& base, const std::string& name, double value) {
-  Params p = base;
-  p.set(name, value);
-  return p;
-}
-
 void validate_point(const Params& p, Method method, const std::string& where) {
   try {
     if (method == Method::Letey) p.validate();
@@ -57,12 +51,12 @@ std::vector<double> logspace(double start, double stop, int count) {
 std::vector<Solution> sweep(const Params& base, const std::string& name,
                             const std::vector<double>& values, const SweepOptions& options) {
   base.get(name);  // unknown names throw
-  for (double v : values) validate_point(at(base, name, v), options.solve.method, describe(name, v));
+  for (double v : values) validate_point(base.with(name, v), options.solve.method, describe(name, v));
   std::vector<Solution> out;
   out.reserve(values.size());
   if (options.solve.method != Method::Saddle) {
     for (double v : values) {
-      out.push_back(solve(at(base, name, v), options.solve));
+      out.push_back(solve(base.with(name, v), options.solve));
       if (options.progress) options.progress(out.size(), values.size(), "point");
     }
     return out;
@@ -75,11 +69,11 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
   const numerics::PathSolver path_solver = [&](double t, const Eigen::VectorXd& x0) {
     // First from the point's own reduced closed form (usually already a root of the full map:
     // zero iterations), then, if that fails, warm-started from the previous converged point.
-    Solution s = solve(at(base, name, t), options.solve);
+    Solution s = solve(base.with(name, t), options.solve);
     if (!s.converged() && x0.size() == 10) {
       SolveOptions so = options.solve;
       so.start = order_from_vector(x0);
-      Solution warm = solve(at(base, name, t), so);
+      Solution warm = solve(base.with(name, t), so);
       if (warm.converged() || warm.residual_norm < s.residual_norm) s = std::move(warm);
     }
     numerics::SolveResult r;
@@ -126,7 +120,7 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
   const std::size_t ny = ys.size(), total = xs.size() * ys.size();
   for (double x : xs)
     for (double y : ys)
-      validate_point(at(at(base, x_name, x), y_name, y), options.solve.method,
+      validate_point(base.with(x_name, x).with(y_name, y), options.solve.method,
                      describe(x_name, x) + ", " + describe(y_name, y));
   std::vector<Solution> out(total);
   // Points are independent (each starts from its own reduced closed form), so the result does
@@ -137,7 +131,7 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
   std::mutex progress_mutex;
   auto worker = [&] {
     for (std::size_t k; (k = next.fetch_add(1)) < total;) {
-      const Params p = at(at(base, x_name, xs[k / ny]), y_name, ys[k % ny]);
+      const Params p = base.with(x_name, xs[k / ny]).with(y_name, ys[k % ny]);
       out[k] = solve(p, options.solve);
       const std::size_t d = ++done;
       if (options.progress) {

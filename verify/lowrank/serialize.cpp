@@ -139,18 +139,6 @@ ordered_json to_json(const SimulationResult& r) {
   return j;
 }
 
-std::string task_description(const theory::Params& p) {
-  std::ostringstream os;
-  if (p.task_spectrum.empty()) {
-    os << "rho " << p.rho;
-  } else {
-    os << "task spectrum ";
-    for (std::size_t k = 0; k < p.task_spectrum.size(); ++k)
-      os << (k ? "," : "") << p.task_spectrum[k].position << ":" << p.task_spectrum[k].mass;
-  }
-  return os.str();
-}
-
 std::string to_text(const SimulationResult& r) {
   const Sizes& n = r.sizes;
   const auto& th = r.theory;
@@ -164,7 +152,7 @@ std::string to_text(const SimulationResult& r) {
     // The finite-D task covariance actually simulated (data.hpp task_eigenvalues).
     std::snprintf(line, sizeof line,
                   "%s (finite D: %d eigenvalues, rounded multiplicities, mean rescaled to 1)\n",
-                  task_description(r.params).c_str(), n.D);
+                  theory::task_description(r.params).c_str(), n.D);
     os << line;
   }
   if (!r.converged()) os << "status " << numerics::to_string(r.status) << ": " << r.message << "\n";
@@ -280,7 +268,7 @@ std::string to_text(const VerifyResult& r) {
     const auto& gp = pr.point;
     text << "\n== " << gp.label << "  (alpha " << gp.params.alpha << ", alpha_test "
          << gp.params.effective_alpha_test() << ", tau " << gp.params.tau << ", kappa "
-         << gp.params.kappa << ", " << task_description(gp.params) << ", sigma " << gp.params.sigma
+         << gp.params.kappa << ", " << theory::task_description(gp.params) << ", sigma " << gp.params.sigma
          << ", sigma_test " << gp.params.sigma_test << ", lambda " << gp.params.lambda << ")"
          << (pr.passed() ? "" : "  ** FAIL **") << "\n";
     if (!pr.message.empty()) text << "   " << pr.message << "\n";

@@ -40,7 +40,4 @@ std::vector<std::pair<std::string, numerics::Estimate>> named_estimates(const Si
 std::vector<std::string> simulation_columns();
 std::vector<double> simulation_row(const SimulationResult& r);
 
-// "rho 0.9" for the paper's low-rank tasks, else "task spectrum t:w,...".
-std::string task_description(const theory::Params& p);
-
 }  // namespace icl::verify::lowrank
