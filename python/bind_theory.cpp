@@ -72,10 +72,11 @@ std::string params_repr(const Params& p) {
 // (theory::solution_columns/solution_row), NaN where a point did not converge and for the
 // quantities Letey/Lu does not define; converged as bool and iterations as int.
 py::dict solutions_to_arrays(const std::vector<Solution>& sols, std::vector<py::ssize_t> shape) {
-  const std::vector<std::string> names = theory::solution_columns();
+  const bool shift = theory::any_test_shift(sols);
+  const std::vector<std::string> names = theory::solution_columns(shift);
   std::vector<std::vector<double>> rows;
   rows.reserve(sols.size());
-  for (const Solution& s : sols) rows.push_back(theory::solution_row(s));
+  for (const Solution& s : sols) rows.push_back(theory::solution_row(s, shift));
   py::dict out;
   for (std::size_t c = 0; c < names.size(); ++c) {
     auto fill = [&](auto array) {

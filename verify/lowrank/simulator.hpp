@@ -45,6 +45,9 @@ struct SimOptions {
   bool solve_theory = false;
   int prediction_prompts = 0;  // >= 0 fresh test prompts per protocol for the distribution
   int histogram_bins = 16;     // >= 2, standardized residuals on [-4, 4]
+  // > 0: TM's Bayes-optimal (dMMSE) baseline by Monte Carlo on this many fresh prompts per seed
+  // (docs/theory.md §17.4), from its own random stream derive_seed(seed, "bayes_tm").
+  int bayes_prompts = 0;
 
   void validate() const;  // the fields alone; InvalidParams naming the field
   // The fields and their combination with p: p.validate(), odg (Subspace with a task_spectrum),
