@@ -118,6 +118,9 @@ def phase_grid(params, x_name, xs, y_name, ys, *, method="saddle", moments="quad
     return PhaseResult(cols, params.copy(), x_name, y_name)
 
 
+from . import distributed  # noqa: E402  (imports dask only when used)
+
+
 def _simulation_result(raw):
     return SimulationResult(*raw)
 

@@ -36,7 +36,7 @@ class SweepResult(dict):
         return pd.DataFrame({k: self[k] for k in keys})
 
     def __reduce__(self):
-        return (type(self), (dict(self), self.params, self.name))
+        return (type(self), (dict(self), self.params, self.name), self.__dict__)
 
 
 class PhaseResult(dict):
@@ -60,7 +60,8 @@ class PhaseResult(dict):
         return pd.DataFrame(cols)
 
     def __reduce__(self):
-        return (type(self), (dict(self), self.params, self.x_name, self.y_name))
+        return (type(self), (dict(self), self.params, self.x_name, self.y_name),
+                self.__dict__)
 
 
 class SolutionArray:
@@ -193,4 +194,5 @@ class SimulationResult(dict):
                             columns=cols).set_index("quantity")
 
     def __reduce__(self):
-        return (type(self), (dict(self), self.json, self.theory, self.comparison))
+        return (type(self), (dict(self), self.json, self.theory, self.comparison),
+                self.__dict__)
