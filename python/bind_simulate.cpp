@@ -135,6 +135,25 @@ void bind_simulate(py::module_& m) {
       py::arg("params"), py::arg("dim"),
       "Integer sizes of a simulation at D = dim: {D, r, M0, N, L, L_test}.");
 
+  m.def(
+      "extrapolate_inverse_d",
+      [](const std::vector<double>& dims, const std::vector<double>& means,
+         const std::vector<double>& sems) {
+        const vl::Extrapolation e = vl::extrapolate_inverse_d(dims, means, sems);
+        py::dict out;
+        out["value"] = e.value;
+        out["se"] = e.se;
+        out["slope"] = e.slope;
+        out["slope_se"] = e.slope_se;
+        out["chi2"] = e.chi2;
+        out["dof"] = e.dof;
+        return out;
+      },
+      py::arg("dims"), py::arg("means"), py::arg("sems"),
+      "The finite-size extrapolation of `icl verify` (docs/theory.md §14): weighted least\n"
+      "squares mean(D) = value + slope / D with weights 1/sem^2; se from the covariance,\n"
+      "inflated by sqrt(chi2/dof) when chi2/dof > 1. Returns {value (D -> infinity), se,\n"
+      "slope, slope_se, chi2, dof}.");
   m.def("simulation_columns", &vl::simulation_columns,
         "Names of the simulation columns of `icl sweep --simulate` (sim_<q>, sim_<q>_sem).");
   m.def(

@@ -88,6 +88,15 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(r["z"], (r["mean"] - r["theory"]) / r["sem"])
         self.assertEqual(self.a.to_dict()["dim"], DIM)
 
+    def test_extrapolation_in_inverse_d(self):
+        # Data exactly on a + b/D: the fit returns a and b (round-off only) with chi2 ~ 0.
+        dims = [10.0, 20.0, 40.0, 80.0]
+        e = icl.extrapolate_inverse_d(dims, [0.7 + 2.0 / d for d in dims], [0.01] * 4)
+        self.assertAlmostEqual(e["value"], 0.7, places=12)
+        self.assertAlmostEqual(e["slope"], 2.0, places=10)
+        self.assertEqual(e["dof"], 2)
+        self.assertLess(e["chi2"], 1e-20)
+
     def test_sizes(self):
         s = icl.sizes(self.p, DIM)
         self.assertEqual(s["D"], DIM)
