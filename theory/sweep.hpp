@@ -15,7 +15,9 @@ struct SweepOptions {
   // previous converged point (warm start), with step halving (continuation).
   bool warm_start = true;
   int max_halvings = 6;     // Saddle: continuation step halving on failure
-  numerics::Progress progress;  // (done, total, "point") after each point; may be empty
+  // (done, total, "point") after each point; may be empty. It may throw to cancel: the sweep
+  // runs on the calling thread, so the exception propagates out of sweep().
+  numerics::Progress progress;
 };
 
 // One Solution per value (never skipped; failed points keep their status and residual).

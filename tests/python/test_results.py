@@ -176,6 +176,28 @@ class PandasTest(unittest.TestCase):
         self.assertEqual(dfs.loc["error.idg", "theory"], sim.theory.error["idg"])
 
 
+class OptionalPackagesMissingTest(unittest.TestCase):
+    """Without pandas / tqdm (hidden through sys.modules) the messages say how to install them."""
+
+    def test_to_pandas_without_pandas(self):
+        import unittest.mock
+        sw = icl.sweep(icl.Params(), "alpha", [1.0])
+        with unittest.mock.patch.dict("sys.modules", {"pandas": None}):
+            with self.assertRaisesRegex(ImportError, "python3-pandas"):
+                sw.to_pandas()
+
+    def test_progress_without_tqdm(self):
+        import io
+        import unittest.mock
+        with unittest.mock.patch.dict("sys.modules", {"tqdm": None}):
+            with self.assertRaisesRegex(ImportError, "python3-tqdm"):
+                icl.sweep(icl.Params(), "alpha", [1.0], progress="tqdm")
+            err = io.StringIO()
+            with unittest.mock.patch("sys.stderr", err):  # True: a plain stderr line instead
+                icl.sweep(icl.Params(), "alpha", [1.0, 2.0], progress=True)
+            self.assertIn("2/2 point", err.getvalue())
+
+
 class ProgressTest(unittest.TestCase):
     def test_callback_sees_every_point_in_order(self):
         calls = []
