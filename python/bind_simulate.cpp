@@ -45,7 +45,7 @@ vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
 // Comparison rows: one per compared quantity (verify/lowrank/compare.hpp) when the theory
 // converged, {quantity, theory, mean, sem, z = (mean - theory) / sem}.
 py::tuple run_simulator(const vl::LowRankSimulator& sim, const py::object& progress) {
-  const PyProgress report(progress, /*cancels=*/false);  // seeds run on worker threads
+  const PyProgress report(progress, /*cancels=*/true);  // run() stops taking seeds
   vl::SimulationResult r;
   {
     py::gil_scoped_release release;

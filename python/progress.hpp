@@ -3,10 +3,10 @@
 //
 // Each report (also without a callable) takes the GIL, checks for pending signals (Ctrl-C raises KeyboardInterrupt there)
 // and calls the callable. An exception (the interrupt, or one raised by the callable) stops the
-// reporting: where the library lets progress cancel (single-threaded sweeps, solve_points) it is
-// thrown at once and unwinds the computation; elsewhere (a simulation's worker threads, where an
-// exception would end the process) it is kept and raised by rethrow_if_failed() once the call
-// returns. Reports are serialized by the library, so the state needs no lock of its own.
+// reporting: where the library lets progress cancel (theory::sweep, solve_points, phase_grid,
+// the simulator's run) it is thrown at once and the library stops and rethrows it; elsewhere
+// (entries that do not document cancellation) it is kept and raised by rethrow_if_failed() once
+// the call returns. Reports are serialized by the library, so the state needs no lock of its own.
 #pragma once
 #include <pybind11/pybind11.h>
 

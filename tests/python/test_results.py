@@ -231,7 +231,7 @@ class ProgressTest(unittest.TestCase):
             icl.solve(icl.Params(), alpha=np.linspace(1, 3, 50), threads=2, progress=stop_at_2)
         self.assertEqual(seen, [1, 2])
         seen.clear()
-        with self.assertRaises(Stop):  # worker threads: raised once the simulation returns
+        with self.assertRaises(Stop):  # worker threads: no new seed after the cancelling report
             icl.simulate(icl.Params(), dim=10, seeds=4, seed=1, progress=stop_at_2)
         self.assertEqual(seen, [1, 2])
 
