@@ -1,6 +1,6 @@
 """Build the icl_theory extension with CMake (used by `pip install .`, see pyproject.toml).
 
-The package icl_theory is the pure-Python layer python/icl_theory/*.py plus the extension
+The package icl_theory is the pure-Python layer python/package/*.py plus the extension
 icl_theory._core, the CMake target icl_theory_py (python/CMakeLists.txt). It is configured for
 the interpreter that runs this script (sys.executable), with the tests, benchmarks and CLI off,
 built alone, and installed (component icl_python) into the wheel's build folder.
@@ -87,7 +87,7 @@ setup(
     ext_modules=[CMakeExtension("icl_theory._core", target="icl_theory_py")],
     cmdclass={"build_ext": CMakeBuild},
     packages=["icl_theory"],
-    package_dir={"icl_theory": "python/icl_theory"},
+    package_dir={"icl_theory": "python/package"},
     options={"build": {"build_base": BUILD_BASE}, "egg_info": {"egg_base": BUILD_BASE}},
     zip_safe=False,
 )

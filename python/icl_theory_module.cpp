@@ -1,4 +1,4 @@
-// icl_theory._core, the compiled core of the icl_theory package (python/icl_theory/ adds the
+// icl_theory._core, the compiled core of the icl_theory package (python/package/ adds the
 // pure-Python layer): exception translation and the per-area bindings.
 //
 // icl::InvalidParams -> icl_theory.InvalidParams (a ValueError subclass; `.field` names the field)
