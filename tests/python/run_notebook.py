@@ -33,14 +33,16 @@ def main():
                   "python3-distributed)")
             sys.exit(SKIP)
 
-    kernel_dir = os.path.join(outdir, "jupyter", "kernels", "icl-python3")
+    # One kernelspec folder per notebook: the notebook tests run in parallel.
+    jupyter_dir = os.path.join(outdir, "jupyter-" + os.path.splitext(os.path.basename(notebook))[0])
+    kernel_dir = os.path.join(jupyter_dir, "kernels", "icl-python3")
     os.makedirs(kernel_dir, exist_ok=True)
     with open(os.path.join(kernel_dir, "kernel.json"), "w") as f:
         json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f",
                             "{connection_file}"],
                    "display_name": "icl-theory tests", "language": "python"}, f)
     env = dict(os.environ)
-    env["JUPYTER_PATH"] = os.path.join(outdir, "jupyter") + os.pathsep + env.get("JUPYTER_PATH", "")
+    env["JUPYTER_PATH"] = jupyter_dir + os.pathsep + env.get("JUPYTER_PATH", "")
     start = time.perf_counter()
     run = subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
