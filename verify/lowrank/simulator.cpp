@@ -196,18 +196,25 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   std::vector<SeedMeasurement> seeds(o.seeds);
   std::vector<std::exception_ptr> errors(o.seeds);
   std::atomic<int> next{0};
+  std::atomic<bool> cancelled{false};
+  std::exception_ptr cancel;  // thrown by progress: stop taking seeds, rethrow after the join
   std::mutex report;
   std::size_t done = 0;
   auto worker = [&] {
-    for (int k; (k = next.fetch_add(1)) < o.seeds;) {
+    for (int k; !cancelled && (k = next.fetch_add(1)) < o.seeds;) {
       try {
         seeds[k] = run_seed(p, o, numerics::derive_seed(o.base_seed, std::uint64_t(k)));
       } catch (...) {
         errors[k] = std::current_exception();
       }
-      if (progress) {
-        std::lock_guard<std::mutex> lock(report);
+      if (!progress) continue;
+      std::lock_guard<std::mutex> lock(report);
+      if (cancelled) break;
+      try {
         progress(++done, std::size_t(o.seeds), "seed");
+      } catch (...) {
+        cancel = std::current_exception();
+        cancelled = true;
       }
     }
   };
@@ -216,6 +223,7 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   for (int t = 1; t < nt; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (cancel) std::rethrow_exception(cancel);
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 

@@ -88,7 +88,9 @@ TheoryRef theory_ref(const theory::Solution& s);
 SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed);
 
 // The simulation at one point: seeds spread over o.threads std::threads; progress(done, seeds,
-// "seed") after each seed. Throws InvalidParams for invalid options.
+// "seed") after each seed. Throws InvalidParams for invalid options. The progress function may
+// throw to cancel (e.g. Python's Ctrl-C): no further seed starts, and the exception is rethrown
+// once the running seeds have finished.
 SimulationResult run(const theory::Params& p, const SimOptions& o,
                      const numerics::Progress& progress = {});
 
