@@ -1,6 +1,7 @@
 """Build the icl_theory extension with CMake (used by `pip install .`, see pyproject.toml).
 
-The extension is the CMake target icl_theory_py (python/CMakeLists.txt). It is configured for
+The package icl_theory is the pure-Python layer python/package/*.py plus the extension
+icl_theory._core, the CMake target icl_theory_py (python/CMakeLists.txt). It is configured for
 the interpreter that runs this script (sys.executable), with the tests, benchmarks and CLI off,
 built alone, and installed (component icl_python) into the wheel's build folder.
 
@@ -71,9 +72,9 @@ class CMakeBuild(build_ext):
         shutil.rmtree(stage, ignore_errors=True)
         subprocess.run([cmake, "--install", str(build), "--component", "icl_python",
                         "--prefix", str(stage)], check=True)
-        built = sorted(stage.glob("icl_theory*"))
+        built = sorted(stage.glob("icl_theory/_core*"))
         if len(built) != 1:
-            raise RuntimeError(f"expected one icl_theory module in {stage}, found {built}")
+            raise RuntimeError(f"expected one icl_theory/_core module in {stage}, found {built}")
         shutil.copyfile(built[0], out)
 
 
@@ -83,10 +84,10 @@ BUILD_BASE = "build-python"
 
 setup(
     version=project_version(),
-    ext_modules=[CMakeExtension("icl_theory", target="icl_theory_py")],
+    ext_modules=[CMakeExtension("icl_theory._core", target="icl_theory_py")],
     cmdclass={"build_ext": CMakeBuild},
-    packages=[],
-    py_modules=[],
+    packages=["icl_theory"],
+    package_dir={"icl_theory": "python/package"},
     options={"build": {"build_base": BUILD_BASE}, "egg_info": {"egg_base": BUILD_BASE}},
     zip_safe=False,
 )

@@ -50,15 +50,16 @@ void register_optimize(CLI::App& app) {
       "optimize", "The value of one parameter that minimizes TM, IDG or ODG (scan + Brent)");
   opt->flags.add_to(*cmd);
   cmd->add_option("--minimize", opt->minimize,
-                  "the error to minimize: tm | idg | odg (shift: not available yet)")
+                  "the error to minimize: tm | idg | odg | shift (the shifted test "
+                  "protocol: needs --test-overlap or --test-levels)")
       ->capture_default_str();
   cmd->add_option("--over", opt->over,
                   "the parameter varied: alpha alpha_test tau gamma kappa rho sigma sigma_test "
-                  "lambda (dashes allowed)")
+                  "lambda test_overlap (dashes allowed)")
       ->required();
   cmd->add_option("--range", opt->range,
                   "A:B, the range searched (log scale when A > 0); default per parameter "
-                  "(lambda 1e-4:10, rho 0.01:1, sigma 0:2, others 0.1:20)");
+                  "(lambda 1e-4:10, rho 0.01:1, sigma 0:2, test_overlap 0:1, others 0.1:20)");
   cmd->add_option("--scan-points", opt->scan_points, "points of the coarse scan")
       ->check(int_range(5, 100000))->capture_default_str();
   cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
@@ -66,10 +67,6 @@ void register_optimize(CLI::App& app) {
   add_json_flag(*cmd, opt->json);
   add_out_flag(*cmd, opt->out, "the JSON");
   cmd->callback([opt] {
-    if (opt->minimize == "shift")
-      throw ExitError(kExitBadInput,
-                      "--minimize shift: the train/test-shift objective needs a train/test "
-                      "mismatch feature that does not exist yet; use tm, idg or odg");
     theory::OptimizeOptions o;
     o.objective = theory::objective_from_string(opt->minimize);
     o.over = opt->over;

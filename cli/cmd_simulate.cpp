@@ -51,6 +51,10 @@ void register_simulate_command(CLI::App& app) {
   sim->add_flag("--min-norm", f->sim.min_norm, "lambda = 0 with N < D^2: take the minimum-norm Gamma");
   sim->add_option("--prompts", f->sim.prediction_prompts, "fresh prompts per protocol for the distribution of predictions (0: off)")
       ->check(int_range(0, 10000000))->capture_default_str();
+  sim->add_option("--bayes", f->sim.bayes_prompts,
+                  "TM's Bayes-optimal baseline: the posterior mean over the M0 pretraining tasks "
+                  "(dMMSE) by Monte Carlo on this many fresh prompts per seed (0: off)")
+      ->check(int_range(0, 10000000))->capture_default_str();
   sim->add_flag("--no-theory", f->no_theory, "do not solve the theory (no decomposition / distribution)");
   sim->add_flag("--gd-demo", f->gd_demo, "ill-posedness demo: gradient descent from several initializations (data of seed 0)");
   sim->add_option("--gd-steps", f->gd.steps, "gradient-descent steps")->check(int_range(1, 1000000))->capture_default_str();

@@ -123,14 +123,15 @@ void register_sweep(CLI::App& app) {
     const std::vector<theory::Solution> sols = theory::sweep(p, g.name, values, so);
     Table t;
     t.columns = {"index", g.name};
-    for (const auto& c : theory::solution_columns()) t.columns.push_back(c);
+    const bool shift = theory::any_test_shift(sols);
+    for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
     if (opt->sim.enabled)
       for (const auto& c : verify::lowrank::simulation_columns()) t.columns.push_back(c);
     std::size_t failed = 0, sim_failed = 0;
     std::string sim_message;
     for (std::size_t i = 0; i < sols.size(); ++i) {
       std::vector<double> row = {static_cast<double>(index[i]), values[i]};
-      const auto r = theory::solution_row(sols[i]);
+      const auto r = theory::solution_row(sols[i], shift);
       row.insert(row.end(), r.begin(), r.end());
       if (opt->sim.enabled) {
         // Point k's seeds derive from (--seed, k) alone, so a kept point equals a recomputed one.
@@ -203,7 +204,8 @@ void register_sweep(CLI::App& app) {
     const std::vector<theory::Solution> sols = theory::phase_grid(p, gx.name, xs, gy.name, ys, po);
     Table t;
     t.columns = {"index", gx.name, gy.name, "task_rich", "atom_mass"};
-    for (const auto& c : theory::solution_columns()) t.columns.push_back(c);
+    const bool shift = theory::any_test_shift(sols);
+    for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
     std::size_t failed = 0;
     for (std::size_t k = 0; k < sols.size(); ++k) {
       const auto& s = sols[k];
@@ -211,7 +213,7 @@ void register_sweep(CLI::App& app) {
       std::vector<double> row = {global, s.params.get(gx.name), s.params.get(gy.name),
                                  theory::regime(s.params) == theory::Regime::TaskRich ? 1.0 : 0.0,
                                  theory::atom_mass(s.params)};
-      const auto r = theory::solution_row(s);
+      const auto r = theory::solution_row(s, shift);
       row.insert(row.end(), r.begin(), r.end());
       t.rows.push_back(std::move(row));
       failed += !s.converged();

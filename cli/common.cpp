@@ -213,6 +213,15 @@ void ParamFlags::add_to(CLI::App& app) {
                  "--rho) | t1:w1,t2:w2,... (weights sum to 1, mean eigenvalue 1); default: "
                  "the paper's rank-rho tasks")
       ->group(g);
+  app.add_option("--test-overlap", test_overlap,
+                 "beyond the paper: a shifted test protocol whose tasks put a fraction C of "
+                 "their energy in the training subspace and the rest isotropically outside it "
+                 "(1 = IDG, rho = ODG; low-rank tasks only)")
+      ->check(range(0, 1, false, false, "[0, 1]"))->group(g);
+  app.add_option("--test-levels", test_levels,
+                 "beyond the paper: a shifted test protocol for a --task-spectrum: the test "
+                 "covariance's eigenvalue on each level, in order (weighted mean 1)")
+      ->delimiter(',')->group(g);
 }
 
 namespace {
@@ -285,6 +294,8 @@ theory::Params ParamFlags::resolve() const {
                         "(only complement:EPS takes --rho, its fraction of strong directions); "
                         "drop --rho");
   if (!task_spectrum.empty()) p.task_spectrum = parse_task_spectrum(task_spectrum, p.rho);
+  p.test_overlap = test_overlap;
+  p.test_levels = test_levels;
   p.validate();  // InvalidParams(field, message) goes to main(): exit 2
   return p;
 }

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ struct ParamFlags {
   double gamma = -1;        // set when --gamma is given
   double alpha_test = -1;   // set when --alpha-test is given
   std::string task_spectrum;  // --task-spectrum (beyond the paper), see add_to()
+  std::optional<double> test_overlap;  // --test-overlap C (beyond the paper)
+  std::vector<double> test_levels;     // --test-levels t1,t2,... (with --task-spectrum)
   void add_to(CLI::App& app);
   // The Params after the flags are parsed (gamma -> tau, alpha_test, task spectrum),
   // validated: an invalid combination throws icl::InvalidParams naming the field (main() turns

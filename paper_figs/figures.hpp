@@ -48,13 +48,13 @@ using DataStep = std::function<FigureData(const Settings&)>;
 struct Figure {
   int number = 0;            // figure number (paper_figs/README.md)
   std::string name;          // DIR/<name>.pdf, plot_<name>.py
-  std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics"
+  std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics" | "beyond"
   std::string description;   // one line
   DataStep data;             // every figure has one
   std::string script() const { return "plot_" + name + ".py"; }
 };
 
-// All figures in number order (1..12).
+// All figures in number order.
 const std::vector<Figure>& registry();
 // By name or by number ("3"); nullptr when unknown.
 const Figure* find_figure(const std::string& name_or_number);

@@ -1,4 +1,4 @@
-// The registry of the twelve figures: number, name, paper, description and data step of each.
+// The registry of the figures: number, name, paper, description and data step of each.
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +49,16 @@ std::vector<Figure> make_registry() {
       fig_patch_align);
   add(12, "thought_patch", "implicit-dynamics",
       "thought patch: train and held-out error against calibration size", fig_thought_patch);
+  // Beyond the papers: theory that neither paper has (docs/theory.md §17, §18, §20).
+  add(13, "bayes_gap", "beyond",
+      "IDG/ODG error of linear attention against the Bayes-optimal predictor, against alpha",
+      fig_bayes_gap);
+  add(14, "optimal_ridge", "beyond",
+      "the optimal ridge per protocol and the error it reaches, against alpha", fig_optimal_ridge);
+  add(15, "test_overlap", "beyond",
+      "error against the train/test task overlap C, task-rich and task-poor (theory + "
+      "simulation)",
+      fig_test_overlap);
   return f;
 }
 

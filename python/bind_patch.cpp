@@ -8,6 +8,7 @@
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
+#include "python/progress.hpp"
 #include "numerics/status.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/patch.hpp"
@@ -90,6 +91,58 @@ void bind_patch(py::module_& m) {
       "Rank-1 patch of W: dW = W (u_full - a) a^T / |a|^2 (a = anchor), so (W + dW) a = W u_full;\n"
       "db = W (u_full - a) is the bias-only variant. Returns {dW, db, anchor_norm, status}\n"
       "(status 'ok', or 'degenerate-anchor' when |a| is too small: then dW = 0).");
+
+  const P::ModelSpec spec_defaults;
+  const P::DynamicsOptions dynamics_defaults;
+  m.def(
+      "patch_dynamics",
+      [](int d, int context, int prompts, const std::string& kind, int heads, int head_dim,
+         int mlp_hidden, int mlp_depth, const std::string& act, std::uint64_t seed, double tol,
+         const py::object& progress) {
+        P::DynamicsOptions o;
+        P::ModelSpec& spec = o.model.spec;
+        spec.d = d;
+        spec.kind = P::layer_kind_from_string(kind);
+        spec.heads = heads;
+        spec.head_dim = head_dim;
+        spec.mlp_hidden = mlp_hidden;
+        spec.mlp_depth = mlp_depth;
+        spec.act = P::activation_from_string(act);
+        o.seed = seed;
+        o.context = context;
+        o.prompts = prompts;
+        o.tol = tol;
+        const PyProgress report(progress, /*cancels=*/false);
+        P::DynamicsResult r;
+        {
+          py::gil_scoped_release release;
+          r = P::run_dynamics(o, report.function());
+        }
+        report.rethrow_if_failed();
+        py::dict out = to_python(P::to_json(r));  // the `icl patch dynamics --json` object
+        const P::TableData t = P::to_table(r);
+        py::dict steps;
+        for (std::size_t c = 0; c < t.columns.size(); ++c) {
+          py::list column;
+          for (const auto& row : t.rows) column.append(row[c]);
+          steps[py::str(t.columns[c])] = column;
+        }
+        out["steps"] = steps;
+        return out;
+      },
+      py::kw_only(), py::arg("d") = spec_defaults.d, py::arg("context") = dynamics_defaults.context,
+      py::arg("prompts") = dynamics_defaults.prompts, py::arg("kind") = "softmax",
+      py::arg("heads") = spec_defaults.heads, py::arg("head_dim") = spec_defaults.head_dim,
+      py::arg("mlp_hidden") = spec_defaults.mlp_hidden,
+      py::arg("mlp_depth") = spec_defaults.mlp_depth, py::arg("act") = "gelu",
+      py::arg("seed") = dynamics_defaults.seed, py::arg("tol") = dynamics_defaults.tol,
+      py::arg("progress") = py::none(),
+      "Implicit dynamics of one random plain block (docs/patch.md §9; verify::patch::\n"
+      "run_dynamics): feeding the context token by token gives patches dW_i; the prefix and\n"
+      "online-GD identities are checked (max rel diff <= tol) for the attention block (kind\n"
+      "'softmax' | 'linear') and an Elman RNN. Returns the `icl patch dynamics --json` object\n"
+      "plus 'steps': {i, step_attention, step_rnn} = |dW_i - dW_{i-1}|_F (mean over prompts),\n"
+      "the columns of `icl patch dynamics --out`. progress: callable(done, total, what).");
 }
 
 

@@ -10,6 +10,9 @@
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
+#include "python/progress.hpp"
+#include "numerics/seed.hpp"
+#include "verify/lowrank/compare.hpp"
 #include "theory/params.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "verify/lowrank/simulator.hpp"
@@ -21,8 +24,10 @@ using theory::Params;
 namespace vl = verify::lowrank;
 
 vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
-                           const std::string& odg, const std::string& solver, bool min_norm) {
+                           const std::string& odg, const std::string& solver, bool min_norm,
+                           bool theory) {
   vl::SimOptions o;
+  o.solve_theory = theory;
   o.dim = dim;
   o.seeds = seeds;
   o.base_seed = seed;
@@ -35,32 +40,49 @@ vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
 }
 
 // A run whose training did not converge raises NumericalError (its numbers are not results).
-py::dict run_simulator(const vl::LowRankSimulator& sim) {
+// Returns (estimates {name: (mean, sem)}, the `icl simulate --json` object, the theory Solution
+// or None, comparison rows): the Python layer (icl_theory.SimulationResult) assembles them.
+// Comparison rows: one per compared quantity (verify/lowrank/compare.hpp) when the theory
+// converged, {quantity, theory, mean, sem, z = (mean - theory) / sem}.
+py::tuple run_simulator(const vl::LowRankSimulator& sim, const py::object& progress) {
+  const PyProgress report(progress, /*cancels=*/true);  // run() stops taking seeds
   vl::SimulationResult r;
   {
     py::gil_scoped_release release;
-    r = sim.run();
+    r = sim.run(report.function());
   }
+  report.rethrow_if_failed();
   if (!r.converged()) throw NumericalError("simulate: " + r.message, r.residual_norm);
   py::dict d;
   for (const auto& [name, e] : vl::named_estimates(r)) d[py::str(name)] = py::make_tuple(e.mean, e.sem);
-  return d;
+  py::list rows;
+  if (r.theory && r.theory->converged())
+    for (const auto& q : vl::compared_quantities()) {
+      const numerics::Estimate* est = q.simulated(r);
+      if (est == nullptr) continue;
+      const double t = q.theory(*r.theory);
+      py::dict row;
+      row["quantity"] = q.name;
+      row["theory"] = t;
+      row["mean"] = est->mean;
+      row["sem"] = est->sem;
+      row["z"] = (est->mean - t) / est->sem;
+      rows.append(row);
+    }
+  py::object theory = r.theory ? py::cast(*r.theory) : py::none();
+  return py::make_tuple(d, to_python(vl::to_json(r)), theory, rows);
 }
 
 const char* kSimulateDoc =
-    "Simulate linear attention trained on low-rank regression tasks at finite D = dim.\n\n"
-    "Returns {name: (mean, sem)} over `seeds` seeds: 'error.tm', 'error.idg', 'error.odg',\n"
-    "'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0', 'order.q0', solver facts\n"
-    "('cg.iterations', ...); sem is NaN for one seed. Seed k is derived from (seed, k) only, so\n"
-    "the result does not depend on `threads`. odg: 'isotropic' | 'subspace'; solver: 'cg' |\n"
-    "'direct'; min_norm: allow lambda = 0 with tau < 1 (minimum-norm solution). Raises\n"
-    "NumericalError when a seed's training does not converge. Releases the GIL.";
+    "Internal: icl_theory.simulate and icl_theory.LowRankSimulator.run wrap it into a\n"
+    "SimulationResult. Returns (estimates, json, theory Solution or None, comparison rows).";
 
 vl::LowRankSimulator make_simulator(const Params& p, int dim, int seeds, std::uint64_t seed,
                                     int threads, const std::string& odg,
-                                    const std::string& solver, bool min_norm) {
+                                    const std::string& solver, bool min_norm, bool theory) {
   p.validate();
-  return vl::LowRankSimulator(p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm));
+  return vl::LowRankSimulator(
+      p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm, theory));
 }
 
 }  // namespace
@@ -70,13 +92,17 @@ void bind_simulate(py::module_& m) {
   m.def(
       "simulate",
       [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads,
-         const std::string& odg, const std::string& solver, bool min_norm) {
-        return run_simulator(make_simulator(p, dim, seeds, seed, threads, odg, solver, min_norm));
+         const std::string& odg, const std::string& solver, bool min_norm, bool theory,
+         const py::object& progress) {
+        return run_simulator(
+            make_simulator(p, dim, seeds, seed, threads, odg, solver, min_norm, theory),
+            progress);
       },
       py::arg("params"), py::kw_only(), py::arg("dim") = defaults.dim,
       py::arg("seeds") = defaults.seeds, py::arg("seed") = defaults.base_seed,
       py::arg("threads") = defaults.threads, py::arg("odg") = "isotropic",
-      py::arg("solver") = "cg", py::arg("min_norm") = false, kSimulateDoc);
+      py::arg("solver") = "cg", py::arg("min_norm") = false, py::arg("theory") = true,
+      py::arg("progress") = py::none(), kSimulateDoc);
 
   py::class_<vl::LowRankSimulator>(
       m, "LowRankSimulator",
@@ -85,8 +111,9 @@ void bind_simulate(py::module_& m) {
       .def(py::init(&make_simulator), py::arg("params"), py::kw_only(),
            py::arg("dim") = defaults.dim, py::arg("seeds") = defaults.seeds,
            py::arg("seed") = defaults.base_seed, py::arg("threads") = defaults.threads,
-           py::arg("odg") = "isotropic", py::arg("solver") = "cg", py::arg("min_norm") = false)
-      .def("run", &run_simulator, kSimulateDoc)
+           py::arg("odg") = "isotropic", py::arg("solver") = "cg", py::arg("min_norm") = false,
+           py::arg("theory") = true)
+      .def("run", &run_simulator, py::kw_only(), py::arg("progress") = py::none(), kSimulateDoc)
       .def_property_readonly("params", &vl::LowRankSimulator::params, "the Params simulated")
       .def_property_readonly("dim", [](const vl::LowRankSimulator& s) { return s.options().dim; },
                              "token dimension D")
@@ -107,6 +134,50 @@ void bind_simulate(py::module_& m) {
       },
       py::arg("params"), py::arg("dim"),
       "Integer sizes of a simulation at D = dim: {D, r, M0, N, L, L_test}.");
+
+  m.def(
+      "extrapolate_inverse_d",
+      [](const std::vector<double>& dims, const std::vector<double>& means,
+         const std::vector<double>& sems) {
+        const vl::Extrapolation e = vl::extrapolate_inverse_d(dims, means, sems);
+        py::dict out;
+        out["value"] = e.value;
+        out["se"] = e.se;
+        out["slope"] = e.slope;
+        out["slope_se"] = e.slope_se;
+        out["chi2"] = e.chi2;
+        out["dof"] = e.dof;
+        return out;
+      },
+      py::arg("dims"), py::arg("means"), py::arg("sems"),
+      "The finite-size extrapolation of `icl verify` (docs/theory.md §14): weighted least\n"
+      "squares mean(D) = value + slope / D with weights 1/sem^2; se from the covariance,\n"
+      "inflated by sqrt(chi2/dof) when chi2/dof > 1. Returns {value (D -> infinity), se,\n"
+      "slope, slope_se, chi2, dof}.");
+  m.def("simulation_columns", &vl::simulation_columns,
+        "Names of the simulation columns of `icl sweep --simulate` (sim_<q>, sim_<q>_sem).");
+  m.def(
+      "_simulation_row",
+      [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads) {
+        const vl::SimOptions o = sim_options(dim, seeds, seed, threads, "isotropic", "cg",
+                                             false, false);
+        vl::SimulationResult r;
+        {
+          py::gil_scoped_release release;
+          r = vl::run(p, o);
+        }
+        return py::make_tuple(vl::simulation_row(r), r.converged(), r.message);
+      },
+      py::arg("params"), py::kw_only(), py::arg("dim"), py::arg("seeds"), py::arg("seed"),
+      py::arg("threads"),
+      "Internal (icl_theory.distributed): one point of `icl sweep --simulate` as\n"
+      "(row of simulation_columns() values, converged, message); NaN values when not converged.");
+  m.def(
+      "derive_seed",
+      [](std::uint64_t base, std::uint64_t k) { return numerics::derive_seed(base, k); },
+      py::arg("base"), py::arg("k"),
+      "Stream k of base seed `base` (numerics/seed.hpp): point k of `icl sweep --simulate\n"
+      "--seed base` is simulated with seed=derive_seed(base, k), whatever --shard.");
 }
 
 }  // namespace icl::python

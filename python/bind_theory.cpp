@@ -13,6 +13,7 @@
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
+#include "python/progress.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/params.hpp"
 #include "theory/serialize.hpp"
@@ -54,6 +55,87 @@ std::vector<std::pair<const char*, double>> raw_fields(const Params& p) {
           {"sigma_test", p.sigma_test}, {"lambda_", p.lambda}};
 }
 
+// Pickle states: plain tuples of the fields (exact doubles, so a round trip is bit for bit).
+// Params: the eight raw fields, then the task spectrum as [(eigenvalue, weight), ...].
+py::tuple params_state(const Params& p) {
+  py::list spectrum;
+  for (const auto& a : p.task_spectrum) spectrum.append(py::make_tuple(a.position, a.mass));
+  return py::make_tuple(p.alpha, p.alpha_test, p.tau, p.kappa, p.rho, p.sigma, p.sigma_test,
+                        p.lambda, spectrum);
+}
+
+Params params_from_state(const py::tuple& t) {
+  if (t.size() != 8 && t.size() != 9) throw std::runtime_error("Params: bad pickle state");
+  Params p{.alpha = t[0].cast<double>(), .alpha_test = t[1].cast<double>(),
+           .tau = t[2].cast<double>(), .kappa = t[3].cast<double>(), .rho = t[4].cast<double>(),
+           .sigma = t[5].cast<double>(), .sigma_test = t[6].cast<double>(),
+           .lambda = t[7].cast<double>()};
+  if (t.size() == 9)
+    for (const auto& a : t[8].cast<std::vector<std::pair<double, double>>>())
+      p.task_spectrum.push_back({a.first, a.second});
+  return p;
+}
+
+// The values of a solution (or of a last iterate) as one flat list of doubles, in a fixed
+// order: order parameters (13), errors (3), decomposition (9), z, e.
+std::vector<double*> value_fields(theory::OrderParams& o, theory::Errors& er,
+                                  theory::Decomposition& d, double& z, double& e) {
+  return {&o.q, &o.m, &o.chi, &o.qbar, &o.chibar, &o.mbar, &o.m0, &o.q0, &o.qhat, &o.mhat,
+          &o.chihat, &o.qbarhat, &o.chibarhat, &er.tm, &er.idg, &er.odg,
+          &d.tm.algo, &d.tm.mem, &d.tm.structural, &d.idg.algo, &d.idg.mem, &d.idg.structural,
+          &d.odg.algo, &d.odg.mem, &d.odg.structural, &z, &e};
+}
+
+std::vector<double> values_of(theory::OrderParams o, theory::Errors er, theory::Decomposition d,
+                              double z, double e) {
+  std::vector<double> out;
+  for (double* v : value_fields(o, er, d, z, e)) out.push_back(*v);
+  return out;
+}
+
+void set_values(const std::vector<double>& v, theory::OrderParams& o, theory::Errors& er,
+                theory::Decomposition& d, double& z, double& e) {
+  auto fields = value_fields(o, er, d, z, e);
+  if (v.size() != fields.size()) throw std::runtime_error("Solution: bad pickle state");
+  for (std::size_t i = 0; i < v.size(); ++i) *fields[i] = v[i];
+}
+
+py::tuple solution_state(const Solution& s) {
+  py::object last = py::none();
+  if (s.last_iterate) {
+    auto li = *s.last_iterate;
+    last = py::cast(values_of(li.order, li.error, li.decomposition, li.z, li.e));
+  }
+  return py::make_tuple(params_state(s.params), static_cast<int>(s.method),
+                        static_cast<int>(s.status), s.residual_norm, s.iterations, s.message,
+                        values_of(s.order, s.error, s.decomposition, s.z, s.e), s.nu,
+                        static_cast<int>(s.regime), s.bayes_optimal.idg, s.bayes_optimal.odg,
+                        last);
+}
+
+Solution solution_from_state(const py::tuple& t) {
+  if (t.size() != 12) throw std::runtime_error("Solution: bad pickle state");
+  Solution s;
+  s.params = params_from_state(t[0].cast<py::tuple>());
+  s.method = static_cast<theory::Method>(t[1].cast<int>());
+  s.status = static_cast<numerics::Status>(t[2].cast<int>());
+  s.residual_norm = t[3].cast<double>();
+  s.iterations = t[4].cast<int>();
+  s.message = t[5].cast<std::string>();
+  set_values(t[6].cast<std::vector<double>>(), s.order, s.error, s.decomposition, s.z, s.e);
+  s.nu = t[7].cast<double>();
+  s.regime = static_cast<theory::Regime>(t[8].cast<int>());
+  s.bayes_optimal.idg = t[9].cast<double>();
+  s.bayes_optimal.odg = t[10].cast<double>();
+  if (!t[11].is_none()) {
+    theory::LastIterate li;
+    set_values(t[11].cast<std::vector<double>>(), li.order, li.error, li.decomposition, li.z,
+               li.e);
+    s.last_iterate = li;
+  }
+  return s;
+}
+
 // Params(alpha=2.0, ...) with Python's shortest round-trip float repr: eval(repr(p)) == p.
 std::string params_repr(const Params& p) {
   std::string r = "Params(";
@@ -72,10 +154,11 @@ std::string params_repr(const Params& p) {
 // (theory::solution_columns/solution_row), NaN where a point did not converge and for the
 // quantities Letey/Lu does not define; converged as bool and iterations as int.
 py::dict solutions_to_arrays(const std::vector<Solution>& sols, std::vector<py::ssize_t> shape) {
-  const std::vector<std::string> names = theory::solution_columns();
+  const bool shift = theory::any_test_shift(sols);
+  const std::vector<std::string> names = theory::solution_columns(shift);
   std::vector<std::vector<double>> rows;
   rows.reserve(sols.size());
-  for (const Solution& s : sols) rows.push_back(theory::solution_row(s));
+  for (const Solution& s : sols) rows.push_back(theory::solution_row(s, shift));
   py::dict out;
   for (std::size_t c = 0; c < names.size(); ++c) {
     auto fill = [&](auto array) {
@@ -178,18 +261,7 @@ void bind_theory(py::module_& m) {
       .def("__repr__", &params_repr)
       .def("__eq__",
            [](const Params& a, const Params& b) { return raw_fields(a) == raw_fields(b); })
-      .def(py::pickle(
-          [](const Params& p) {
-            return py::make_tuple(p.alpha, p.alpha_test, p.tau, p.kappa, p.rho, p.sigma,
-                                  p.sigma_test, p.lambda);
-          },
-          [](const py::tuple& t) {
-            if (t.size() != 8) throw std::runtime_error("Params: bad pickle state");
-            return Params{.alpha = t[0].cast<double>(), .alpha_test = t[1].cast<double>(),
-                          .tau = t[2].cast<double>(), .kappa = t[3].cast<double>(),
-                          .rho = t[4].cast<double>(), .sigma = t[5].cast<double>(),
-                          .sigma_test = t[6].cast<double>(), .lambda = t[7].cast<double>()};
-          }));
+      .def(py::pickle(&params_state, &params_from_state));
   // `p.lambda` is a syntax error in Python but getattr(p, "lambda") works.
   params_class.def_readwrite("lambda", &Params::lambda, "same as lambda_");
 
@@ -236,6 +308,7 @@ void bind_theory(py::module_& m) {
           "{order, error, decomposition, z, e}, for diagnosis only: not a solution")
       .def("to_dict", [](const Solution& s) { return to_python(theory::to_json(s)); },
            "Everything as nested dicts (the `icl solve --json` layout).")
+      .def(py::pickle(&solution_state, &solution_from_state))
       .def("__repr__", [](const Solution& s) {
         char buf[256];
         std::snprintf(buf, sizeof buf,
@@ -272,11 +345,13 @@ void bind_theory(py::module_& m) {
       "sweep",
       [](const Params& p, const std::string& name, const std::vector<double>& values,
          const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
-         double residual_tolerance) {
+         double residual_tolerance, const py::object& progress) {
         theory::SweepOptions o;
         o.solve = solve_options(method, moments, residual_tolerance, 200);
         o.warm_start = warm_start;
         o.max_halvings = max_halvings;
+        const PyProgress report(progress, /*cancels=*/true);  // single-threaded: may unwind
+        o.progress = report.function();
         std::vector<Solution> sols;
         {
           py::gil_scoped_release release;
@@ -291,22 +366,25 @@ void bind_theory(py::module_& m) {
       py::arg("params"), py::arg("name"), py::arg("values"), py::kw_only(),
       py::arg("method") = "saddle", py::arg("moments") = "quadrature",
       py::arg("warm_start") = true, py::arg("max_halvings") = 6,
-      py::arg("residual_tolerance") = 1e-10,
+      py::arg("residual_tolerance") = 1e-10, py::arg("progress") = py::none(),
       "Solve along one parameter (`name` in Params.names(), or lambda_) over `values`.\n\n"
       "Returns a dict of 1-D numpy arrays: the varied parameter under its own name, converged\n"
       "(bool), residual, iterations, tm, idg, odg, the decomposition pieces (tm_algo, tm_mem,\n"
       "tm_struct, idg_*, odg_*), the order parameters, z and e; NaN where a point did not\n"
-      "converge. Every point is validated first (InvalidParams names the bad one).");
+      "converge. Every point is validated first (InvalidParams names the bad one).\n"
+      "progress: None or callable(done, total, what) called with the GIL after each point.");
 
   m.def(
       "phase_grid",
       [](const Params& p, const std::string& x_name, const std::vector<double>& xs,
          const std::string& y_name, const std::vector<double>& ys, const std::string& method,
-         const std::string& moments, int threads) {
+         const std::string& moments, int threads, const py::object& progress) {
         theory::PhaseOptions o;
         o.solve = solve_options(method, moments, 1e-10, 200);
         if (threads < 0) throw InvalidParams("threads", "must be >= 0");
         o.threads = threads;
+        const PyProgress report(progress, /*cancels=*/true);  // solve_points stops its workers
+        o.progress = report.function();
         std::vector<Solution> sols;
         {
           py::gil_scoped_release release;
@@ -331,12 +409,51 @@ void bind_theory(py::module_& m) {
       },
       py::arg("params"), py::arg("x_name"), py::arg("xs"), py::arg("y_name"), py::arg("ys"),
       py::kw_only(), py::arg("method") = "saddle", py::arg("moments") = "quadrature",
-      py::arg("threads") = 0,
+      py::arg("threads") = 0, py::arg("progress") = py::none(),
       "Solve on the grid xs x ys of two parameters (names as in sweep()). Returns a dict of 2-D\n"
       "numpy arrays of shape (len(xs), len(ys)) (element [i, j] at x = xs[i], y = ys[j]): the\n"
       "same quantities as sweep(), the two parameters under their names, and regime\n"
       "(0 task-rich, 1 task-poor, 2 boundary). threads = 0 uses every core; results do not\n"
-      "depend on it.");
+      "depend on it. progress: as in sweep().");
+
+  m.def(
+      "_solve_points",
+      [](const Params& base, const std::vector<std::string>& names,
+         const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
+         const std::string& method, const std::string& moments, double residual_tolerance,
+         int max_iterations, int threads, const py::object& progress) {
+        if (values.ndim() != 2 || values.shape(1) != static_cast<py::ssize_t>(names.size()))
+          throw std::invalid_argument("_solve_points: values must have shape (n, len(names))");
+        theory::PhaseOptions o;
+        o.solve = solve_options(method, moments, residual_tolerance, max_iterations);
+        if (threads < 0) throw InvalidParams("threads", "must be >= 0");
+        o.threads = threads;
+        const PyProgress report(progress, /*cancels=*/true);
+        o.progress = report.function();
+        const auto n = values.shape(0);
+        const auto v = values.unchecked<2>();
+        std::vector<Params> points(static_cast<std::size_t>(n), base);
+        for (py::ssize_t k = 0; k < n; ++k)
+          for (std::size_t c = 0; c < names.size(); ++c)  // in order: gamma last sets tau
+            points[static_cast<std::size_t>(k)].set(param_name(names[c]),
+                                                    v(k, static_cast<py::ssize_t>(c)));
+        std::vector<Solution> sols;
+        {
+          py::gil_scoped_release release;
+          sols = theory::solve_points(points, o);
+        }
+        py::dict out = solutions_to_arrays(sols, {n});
+        py::array_t<int> reg(n);
+        for (std::size_t k = 0; k < sols.size(); ++k)
+          reg.mutable_data()[k] = static_cast<int>(sols[k].regime);
+        out["regime"] = reg;
+        return out;
+      },
+      py::arg("base"), py::arg("names"), py::arg("values"), py::kw_only(), py::arg("method"),
+      py::arg("moments"), py::arg("residual_tolerance"), py::arg("max_iterations"),
+      py::arg("threads"), py::arg("progress"),
+      "Internal (icl_theory.solve with arrays): solve base with names[c] set to values[k, c]\n"
+      "for every row k (theory::solve_points); a dict of 1-D arrays as sweep() returns.");
 
   m.def("regime", [](const Params& p) { return std::string(theory::to_string(theory::regime(p))); },
         py::arg("params"), "'task-rich' (rho < kappa), 'task-poor' (rho > kappa) or 'boundary'.");

@@ -1,4 +1,5 @@
-// The icl_theory Python module: exception translation and the per-area bindings.
+// icl_theory._core, the compiled core of the icl_theory package (python/package/ adds the
+// pure-Python layer): exception translation and the per-area bindings.
 //
 // icl::InvalidParams -> icl_theory.InvalidParams (a ValueError subclass; `.field` names the field)
 // icl::NumericalError -> icl_theory.NumericalError (a RuntimeError subclass; `.residual_norm`)
@@ -30,7 +31,7 @@ void raise_with(PyObject* type, const char* message, const char* attr, py::objec
 
 }  // namespace
 
-PYBIND11_MODULE(icl_theory, m) {
+PYBIND11_MODULE(_core, m) {
   m.doc() =
       "Replica theory of in-context learning (icl-theory) from Python.\n\n"
       "Params, solve, sweep, phase_grid, regime, critical_rho, atom_mass, has_transition: the\n"

@@ -38,6 +38,10 @@ assert venv in where.parents, f"icl_theory imported from {where}, not from the v
 assert importlib.metadata.version("icl-theory") == icl.__version__, icl.__version__
 s = icl.solve(icl.Params())
 assert s.converged, s
+# The pure-Python layer came with the compiled core (the package's .py files).
+import icl_theory.distributed
+a = icl.solve(icl.Params(), alpha=[1.0, 2.0])
+assert isinstance(a, icl.SolutionArray) and a.converged.all(), a
 print("icl_theory", icl.__version__, "from", where)
 print(s.error)
 PY

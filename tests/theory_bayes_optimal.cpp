@@ -117,15 +117,104 @@ TEST_CASE("Bayes-optimal errors: linear attention never beats them, and rho = 1 
   CHECK(full.idg == doctest::Approx(full.odg).epsilon(1e-14));
 }
 
-TEST_CASE("Bayes-optimal errors: in the solve JSON; IDG not derived for a general task spectrum") {
+TEST_CASE("Bayes-optimal errors: in the solve JSON, for general spectra and shifted test tasks") {
   const Solution s = solve(Params{});
   const auto j = to_json(s);
   REQUIRE(j.contains("bayes_optimal"));
   CHECK(j["bayes_optimal"]["idg"].get<double>() == s.bayes_optimal.idg);
+  CHECK_FALSE(j["bayes_optimal"].contains("shift"));
   Params g;
   g.task_spectrum = power_law_spectrum(1.0, 5);
   const BayesOptimal b = bayes_optimal(g);
-  CHECK(std::isnan(b.idg));
+  CHECK(b.idg == bayes_error_spectrum(g.task_spectrum, g.effective_alpha_test(), g.sigma_test));
   CHECK(b.odg == doctest::Approx(bayes_error(1.0 / g.effective_alpha_test(), g.sigma_test)));
+  CHECK(std::isnan(b.shift));
+  // Shifted test tasks: the prior is C_test; C = 1 is the IDG prior, C = rho the isotropic one.
+  Params shifted{.sigma_test = 0.4};
+  shifted.test_overlap = 1.0;
+  const BayesOptimal b1 = bayes_optimal(shifted);
+  CHECK(b1.shift == doctest::Approx(b1.idg).epsilon(1e-10));
+  shifted.test_overlap = shifted.rho;
+  const BayesOptimal brho = bayes_optimal(shifted);
+  CHECK(brho.shift == doctest::Approx(brho.odg).epsilon(1e-10));
+  CHECK(to_json(solve(shifted))["bayes_optimal"]["shift"].get<double>() == brho.shift);
   CHECK_THROWS_AS(bayes_optimal(Params{.rho = 1.5}), icl::InvalidParams);
+}
+
+TEST_CASE("Bayes-optimal errors: the effective-ridge equation reproduces the Marchenko-Pastur form") {
+  // Two routes to the low-rank and isotropic baselines (docs/theory.md §17.1 vs §17.3): the
+  // Stieltjes transform of the MP law against the scalar root kappa (alpha_t - F(kappa)) = s2.
+  for (double rho : {0.3, 0.9, 1.0}) {
+    std::vector<icl::numerics::Atom> prior{{1.0 / rho, rho}};
+    if (rho < 1) prior.push_back({0.0, 1.0 - rho});
+    for (double at : {0.2, 0.5, 1.0, 2.5})
+      for (double sigma : {0.0, 0.1, 0.5, 2.0}) {
+        CAPTURE(rho);
+        CAPTURE(at);
+        CAPTURE(sigma);
+        const double mp = bayes_error(rho / at, sigma);
+        const double root = bayes_error_spectrum(prior, at, sigma);
+        CHECK(std::abs(root - mp) <= 1e-10 * std::max(1.0, mp));
+      }
+  }
+}
+
+namespace {
+
+// The exact posterior mean for the prior N(0, Sigma), Sigma = U diag(t) U^T with Haar U:
+// w_hat = Sigma X^T (X Sigma X^T + sigma^2 I)^{-1} y (sigma = 0: the pseudo-inverse, the
+// minimum-Sigma^{-1}-norm interpolant), error sigma^2 + |w - w_hat|^2 / D.
+double general_posterior_error(const Eigen::VectorXd& t, int L, double sigma, std::mt19937_64& rng) {
+  const int D = int(t.size());
+  icl::numerics::NormalSampler normal(rng);
+  MatrixXd G(D, D);
+  for (int j = 0; j < D; ++j)
+    for (int i = 0; i < D; ++i) G(i, j) = normal();
+  const MatrixXd U = Eigen::HouseholderQR<MatrixXd>(G).householderQ();
+  const MatrixXd Sigma = U * t.asDiagonal() * U.transpose();
+  VectorXd g(D);
+  for (int i = 0; i < D; ++i) g(i) = normal();
+  const VectorXd w = U * (t.cwiseSqrt().asDiagonal() * g);
+  MatrixXd X(L, D);
+  for (int j = 0; j < D; ++j)
+    for (int i = 0; i < L; ++i) X(i, j) = normal() / std::sqrt(double(D));
+  VectorXd y = X * w;
+  for (int i = 0; i < L; ++i) y(i) += sigma * normal();
+  const MatrixXd K = X * Sigma * X.transpose() + sigma * sigma * MatrixXd::Identity(L, L);
+  const VectorXd w_hat = Sigma * X.transpose() * K.completeOrthogonalDecomposition().solve(y);
+  return sigma * sigma + (w - w_hat).squaredNorm() / D;
+}
+
+}  // namespace
+
+TEST_CASE("Bayes-optimal errors: general prior, closed form vs Monte Carlo of the posterior mean at D = 200") {
+  const int D = 200;
+  struct Case {
+    std::vector<icl::numerics::Atom> spectrum;
+    double alpha_test, sigma;
+  };
+  const std::vector<Case> cases = {{power_law_spectrum(1.0, 4), 0.5, 0.3},
+                                   {power_law_spectrum(2.0, 5), 1.5, 0.0},
+                                   {power_law_spectrum(1.0, 4), 0.4, 0.0},
+                                   {low_rank_plus_complement_spectrum(0.4, 0.2), 0.8, 0.5}};
+  std::uint64_t k = 0;
+  for (const auto& c : cases) {
+    // The D eigenvalues: level k on round(w_k D) directions (every w_k D is an integer here).
+    Eigen::VectorXd t(D);
+    int i = 0;
+    for (const auto& a : c.spectrum)
+      for (int n = 0; n < int(std::lround(a.mass * D)); ++n) t(i++) = a.position;
+    REQUIRE(i == D);
+    std::mt19937_64 rng(icl::numerics::derive_seed(7, "bayes-general-mc", k++));
+    std::vector<double> errs;
+    const int L = int(std::lround(c.alpha_test * D));
+    for (int draw = 0; draw < 60; ++draw) errs.push_back(general_posterior_error(t, L, c.sigma, rng));
+    const auto mc = icl::numerics::estimate(errs);
+    const double theory = bayes_error_spectrum(c.spectrum, c.alpha_test, c.sigma);
+    INFO("alpha_test " << c.alpha_test << " sigma " << c.sigma << ": MC " << mc.mean << " +- "
+                       << mc.sem << ", closed form " << theory);
+    // 4 s.e. plus 5/D for the O(1/D) finite-size bias of the linear spectral statistic
+    // (as for the low-rank case above, with the smallest level's D w_k = 40 directions).
+    CHECK(std::abs(mc.mean - theory) <= 4 * mc.sem + 5.0 / D);
+  }
 }

@@ -164,7 +164,14 @@ TEST_CASE("validate() names the field") {
   Params below;
   below.tau = 0.5;
   CHECK(field_of({.over = "lambda", .lo = 0, .hi = 1}, below) == "lambda");
-  CHECK_THROWS_AS(objective_from_string("shift"), icl::InvalidParams);
+  CHECK_THROWS_AS(objective_from_string("bayes"), icl::InvalidParams);
+  // 'shift' needs a shifted test protocol (docs/theory.md §20).
+  CHECK(field_of({.objective = Objective::Shift, .over = "lambda", .lo = 0.1, .hi = 1}) ==
+        "objective");
+  Params shifted;
+  shifted.test_overlap = 0.5;
+  CHECK(field_of({.objective = Objective::Shift, .over = "lambda", .lo = 0.1, .hi = 1},
+                 shifted) == "none");
   // Default ranges: both ends NaN.
   CHECK(field_of({.over = "lambda"}) == "none");
 }

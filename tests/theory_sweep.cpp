@@ -2,6 +2,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "numerics/error.hpp"
 #include "theory/sweep.hpp"
@@ -63,5 +66,49 @@ TEST_CASE("phase grid: regimes and results independent of the thread count") {
     CHECK(a[k].params.rho == rhos[k / kappas.size()]);
     CHECK(a[k].params.kappa == kappas[k % kappas.size()]);
     CHECK((regime(a[k].params) == Regime::TaskRich) == (a[k].params.rho < a[k].params.kappa));
+  }
+}
+
+TEST_CASE("solve_points: each point is its own solve, for any thread count; bad points named") {
+  std::vector<Params> points;
+  for (double a : {0.5, 2.0, 6.0})
+    for (double r : {0.2, 0.9}) points.push_back(Params{.alpha = a, .rho = r});
+  PhaseOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  const auto a = solve_points(points, one);
+  const auto b = solve_points(points, two);
+  REQUIRE(a.size() == points.size());
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    const Solution s = solve(points[k]);
+    CHECK(a[k].converged() == s.converged());
+    // The same computation from the same closed-form start: bit for bit.
+    CHECK(a[k].error.idg == s.error.idg);
+    CHECK(b[k].error.idg == s.error.idg);
+    CHECK(b[k].order.q0 == s.order.q0);
+  }
+  points[3].rho = 1.5;
+  try {
+    solve_points(points, one);
+    FAIL("an invalid point must throw");
+  } catch (const icl::InvalidParams& e) {
+    CHECK(e.field() == "rho");
+    CHECK(std::string(e.what()).find("point 3") != std::string::npos);
+  }
+}
+
+TEST_CASE("solve_points: a progress function that throws cancels the remaining points") {
+  std::vector<Params> points(40);
+  for (std::size_t k = 0; k < points.size(); ++k) points[k].alpha = 0.5 + 0.1 * double(k);
+  for (int threads : {1, 2}) {
+    PhaseOptions o;
+    o.threads = threads;
+    std::size_t reports = 0;
+    o.progress = [&](std::size_t done, std::size_t, const std::string&) {
+      ++reports;
+      if (done == 3) throw std::runtime_error("stop");
+    };
+    CHECK_THROWS_WITH_AS(solve_points(points, o), "stop", std::runtime_error);
+    CHECK(reports == 3);  // no report after the cancelling one
   }
 }

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "numerics/error.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -338,4 +340,20 @@ TEST_CASE("the typed result, its flat names and its JSON agree") {
   CHECK(simulation_columns().size() == 2 * compared_quantities().size());
   CHECK(simulation_columns().front() == "sim_tm");
   CHECK(simulation_row(r)[1] == r.error.tm.sem);
+}
+
+TEST_CASE("a progress function that throws cancels the remaining seeds of a simulation") {
+  for (int threads : {1, 2}) {
+    SimOptions o;
+    o.dim = 8;
+    o.seeds = 6;
+    o.threads = threads;
+    std::size_t reports = 0;
+    auto stop_at_2 = [&](std::size_t done, std::size_t, const std::string&) {
+      ++reports;
+      if (done == 2) throw std::runtime_error("stop");
+    };
+    CHECK_THROWS_WITH_AS(run(Params{}, o, stop_at_2), "stop", std::runtime_error);
+    CHECK(reports == 2);  // no report (and no new seed) after the cancelling one
+  }
 }

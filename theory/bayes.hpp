@@ -9,22 +9,34 @@
 // m_c the Stieltjes transform of the Marchenko-Pastur law of ratio c (scale 1); at
 // sigma_t = 0 it is max(0, 1 - alpha_test / rho), the fraction of the r directions the L_t
 // examples leave undetermined. The isotropic prior w ~ N(0, I_D) (ODG) is the same with rho = 1.
+//
+// A general Gaussian prior N(0, Sigma) with spectrum {(t_k, w_k)} (docs/theory.md §17.3): the
+// posterior mean's error is sigma_t^2 + kappa sum_k w_k t_k / (t_k + kappa), where the effective
+// ridge kappa >= 0 solves kappa (alpha_test - sum_k w_k t_k / (t_k + kappa)) = sigma_t^2. This
+// gives IDG for a general task_spectrum and the shifted protocol's baseline (prior C_test, §20).
 #pragma once
 #include <limits>
+#include <vector>
 
+#include "numerics/spectral_measure.hpp"
 #include "theory/params.hpp"
 
 namespace icl::theory {
 
 struct BayesOptimal {
-  // NaN where not derived: the IDG baseline for a general task_spectrum.
   double idg = std::numeric_limits<double>::quiet_NaN();
   double odg = std::numeric_limits<double>::quiet_NaN();
+  // The shifted test protocol's baseline (prior N(0, C_test)); NaN without a shifted protocol.
+  double shift = std::numeric_limits<double>::quiet_NaN();
 };
 
 // sigma_t^2 + (posterior variance per direction) for a Gaussian prior of unit variance per
 // direction, features of variance 1/r, and r/L_t = ratio (> 0) in the proportional limit.
 double bayes_error(double ratio, double noise_std);
+// The same for the prior N(0, Sigma), Sigma with the spectrum `prior` (eigenvalue position on a
+// fraction mass of the directions, mean eigenvalue 1), and L_t = alpha_test D examples.
+double bayes_error_spectrum(const std::vector<numerics::Atom>& prior, double alpha_test,
+                            double noise_std);
 
 // Validates p (InvalidParams naming the field).
 BayesOptimal bayes_optimal(const Params& p);

@@ -132,8 +132,8 @@ Coefficients coefficients_of(const Params& p, const OrderParams& o) {
           o.mhat / o.qhat};
 }
 
-void fill_observables(const Params& p, const SpectralValues& v, const Coefficients& k,
-                      Solution& s) {
+void fill_observables(const Params& p, const SpectralModel& model, const SpectralValues& v,
+                      const Coefficients& k, Solution& s) {
   const auto& R = v.R;
   const auto& Tm = v.T;
   OrderParams& o = s.order;
@@ -151,6 +151,19 @@ void fill_observables(const Params& p, const SpectralValues& v, const Coefficien
   s.decomposition.tm = protocol(o.m, k.A * R(3, 2), k.B * R(2, 2), k.C * R(1, 2));
   s.decomposition.idg = protocol(o.m0, k.A * Tm(2, 2), k.B * Tm(1, 2), k.C * Tm(0, 2));
   s.decomposition.odg = protocol(o.mbar, k.A * R(2, 2), k.B * R(1, 2), k.C * R(0, 2));
+  if (p.has_test_shift()) {
+    // The shifted protocol (docs/theory.md §20): the IDG formulas with the test covariance C in
+    // place of Sigma, m_C = (mh/qh) U_{1,1}, q_C = A U_{2,2} + B U_{1,2} + C U_{0,2}.
+    TestShift t;
+    t.overlap = p.test_overlap.value_or(std::numeric_limits<double>::quiet_NaN());
+    t.levels = p.test_eigenvalues();
+    const auto U = model.test_weighted(v, t.levels);
+    const double m_C = k.ratio * U(1, 1);
+    t.decomposition = protocol(m_C, k.A * U(2, 2), k.B * U(1, 2), k.C * U(0, 2));
+    t.error = st2 + 1.0 - 2.0 * m_C + k.A * U(2, 2) + k.B * U(1, 2) + k.C * U(0, 2) +
+              vt * o.qbar;
+    s.test_shift = t;
+  }
   // Errors from the order parameters themselves (docs/theory.md §7).
   s.error.tm = st2 + 1.0 - 2.0 * o.m + o.q + vt * o.qbar;
   s.error.idg = st2 + 1.0 - 2.0 * o.m0 + o.q0 + vt * o.qbar;
@@ -201,7 +214,7 @@ Solution reduced_observables(const Params& p, const SpectralModel& model, Moment
   o.m = R(2, 1);
   o.q = R(3, 2) + e * (R(2, 2) + nu * R(1, 2));
   o.qbar = R(2, 2) + e * (R(1, 2) + nu * R(0, 2));
-  fill_observables(p, v, Coefficients{1.0, e, e * nu, 1.0}, s);
+  fill_observables(p, model, v, Coefficients{1.0, e, e * nu, 1.0}, s);
   return s;
 }
 
@@ -235,12 +248,25 @@ LastIterate unavailable() {
   return v;
 }
 
+// The values of v in s; the shifted protocol's values are NaN unless v carries them (its
+// overlap and levels stay: they are parameters).
 void set_values(Solution& s, const LastIterate& v) {
   s.order = v.order;
   s.error = v.error;
   s.decomposition = v.decomposition;
   s.z = v.z;
   s.e = v.e;
+  if (v.test_shift) {
+    s.test_shift = v.test_shift;
+  } else if (s.params.has_test_shift()) {
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    TestShift t;
+    t.overlap = s.params.test_overlap.value_or(nan);
+    t.levels = s.params.test_eigenvalues();
+    t.error = nan;
+    t.decomposition = {nan, nan, nan};
+    s.test_shift = t;
+  }
 }
 
 // The saddle point as a residual system for Ceres with the exact Jacobian (docs/theory.md
@@ -354,7 +380,7 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
     s.order = order_from_vector(r.x);
     const double z = z_of(p, s.order.qhat, s.order.qbarhat);
     if (s.order.qhat > 0 && z < model.lower_edge())
-      fill_observables(p, model.at(z, method), coefficients_of(p, s.order), s);
+      fill_observables(p, model, model.at(z, method), coefficients_of(p, s.order), s);
   }
   return s;
 }
@@ -417,11 +443,14 @@ Solution solve_letey(const Params& p) {
   const std::vector<numerics::Atom> pop = p.population_spectrum();
   const double st2 = p.sigma_test * p.sigma_test;
   const double at = p.effective_alpha_test();
-  auto error = [&](bool idg) {
+  // The test error for a test covariance C_te sharing the eigenbasis of C_tr, given by its
+  // eigenvalue on each population level: t (IDG), 1 (ODG) or Params::test_eigenvalues() (the
+  // shifted protocol of docs/theory.md §20).
+  auto error = [&](const std::vector<double>& c_te) {
     double trF = 0, trF2 = 0, trC = 0;
-    for (const auto& ev : pop) {
-      const double t = ev.position, w = ev.mass;
-      const double cte = idg ? t : 1.0;  // C_te eigenvalue in the same basis
+    for (std::size_t k = 0; k < pop.size(); ++k) {
+      const double t = pop[k].position, w = pop[k].mass;
+      const double cte = c_te[k];
       const double f = 1.0 / (ak * t + nu);
       trF += w * cte * f;
       trF2 += w * cte * f * f * ((Mv + nu * Mp) / p.kappa * t + 1.0);
@@ -434,8 +463,10 @@ Solution solve_letey(const Params& p) {
   Solution s;
   s.params = p;
   s.method = Method::Letey;
-  s.error.idg = error(true);
-  s.error.odg = error(false);
+  std::vector<double> c_idg, c_odg(pop.size(), 1.0);
+  for (const auto& a : pop) c_idg.push_back(a.position);
+  s.error.idg = error(c_idg);
+  s.error.odg = error(c_odg);
   // TM (and the order parameters and decomposition) are not part of the Letey/Lu formula. They
   // come from the ridgeless limit of the reduced replica solution at the same xi (docs/theory.md
   // §11.3: xi = lambda/qh fixed as lambda -> 0+; checked in the tests against replica solutions
@@ -447,6 +478,11 @@ Solution solve_letey(const Params& p) {
   s.order = r.order;
   s.decomposition = r.decomposition;
   s.error.tm = r.error.tm;
+  if (r.test_shift) {
+    // The error from the Letey/Lu formula, its decomposition from the reduced solution (as IDG).
+    s.test_shift = r.test_shift;
+    s.test_shift->error = error(r.test_shift->levels);
+  }
   s.z = -nu;
   s.nu = nu0;
   s.e = e;
@@ -492,7 +528,7 @@ Solution solve(const Params& p, const SolveOptions& options) {
     s = solve_method(p, options);
     if (!s.converged()) {
       // Not a solution: its numbers move to last_iterate (diagnosis), the reported ones are NaN.
-      s.last_iterate = LastIterate{s.order, s.error, s.decomposition, s.z, s.e};
+      s.last_iterate = LastIterate{s.order, s.error, s.decomposition, s.z, s.e, s.test_shift};
     }
   } catch (const NumericalError& e) {
     // No iterate to keep: a quadrature or bracketing failure inside the method.
@@ -503,7 +539,10 @@ Solution solve(const Params& p, const SolveOptions& options) {
     s.residual_norm = std::numeric_limits<double>::infinity();
     s.message = e.what();
   }
-  if (!s.converged()) set_values(s, unavailable());
+  if (!s.converged()) {
+    s.params = p;
+    set_values(s, unavailable());
+  }
   s.nu = p.nu();
   s.regime = regime(p);
   s.bayes_optimal = bayes_optimal(p);

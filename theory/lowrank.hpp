@@ -46,6 +46,15 @@ struct Decomposition {
   Components tm, idg, odg;
 };
 
+// The shifted test protocol (Params::test_overlap / test_levels, docs/theory.md §20): fresh
+// tasks whose covariance shares the eigenbasis of the training one with other eigenvalues.
+struct TestShift {
+  double overlap = 0;          // Params::test_overlap, NaN when given by test_levels
+  std::vector<double> levels;  // the test eigenvalue per population level (Params::test_eigenvalues)
+  double error = 0;            // test error, same convention as Errors (sigma_test^2 included)
+  Components decomposition;    // algo + mem + structural = error
+};
+
 // The solver's last iterate at a point that did not converge, for diagnosis only: the numbers
 // that Solution would hold had the residual met the tolerance (NaN where they could not be
 // evaluated at that iterate).
@@ -54,6 +63,7 @@ struct LastIterate {
   Errors error;
   Decomposition decomposition;
   double z = 0, e = 0;
+  std::optional<TestShift> test_shift;
 };
 
 struct Solution {
@@ -77,6 +87,9 @@ struct Solution {
   // The Bayes-optimal IDG/ODG errors from the test prompt alone (docs/theory.md §17): a closed
   // form that depends on p only, filled by every method whatever the status.
   BayesOptimal bayes_optimal;
+  // Present when p.has_test_shift(): the shifted protocol's error and decomposition (NaN when
+  // not converged, like every value above).
+  std::optional<TestShift> test_shift;
   // Present only when the status is not Converged and the solver produced an iterate (absent
   // after a numerical failure that left none): never numbers to report.
   std::optional<LastIterate> last_iterate;

@@ -27,12 +27,13 @@ double objective_value(const Solution& s, Objective o) {
     case Objective::Tm: return s.error.tm;
     case Objective::Idg: return s.error.idg;
     case Objective::Odg: return s.error.odg;
+    case Objective::Shift: return s.test_shift ? s.test_shift->error : kNaN;
   }
   return kNaN;
 }
 
 // The valid values of a parameter (Params::validate, docs/theory.md §1.6): (0, inf) for the
-// ratios, (0, 1] for rho, [0, inf) for the noise levels and the ridge.
+// ratios, (0, 1] for rho, [0, 1] for test_overlap, [0, inf) for the noise levels and the ridge.
 struct Domain {
   double lower;
   bool lower_open;
@@ -40,6 +41,7 @@ struct Domain {
 };
 Domain domain(const std::string& name) {
   if (name == "rho") return {0.0, true, 1.0};
+  if (name == "test_overlap") return {0.0, false, 1.0};
   if (name == "sigma" || name == "sigma_test" || name == "lambda")
     return {0.0, false, std::numeric_limits<double>::infinity()};
   return {0.0, true, std::numeric_limits<double>::infinity()};
@@ -63,6 +65,7 @@ const char* to_string(Objective o) {
     case Objective::Tm: return "tm";
     case Objective::Idg: return "idg";
     case Objective::Odg: return "odg";
+    case Objective::Shift: return "shift";
   }
   return "?";
 }
@@ -71,12 +74,14 @@ Objective objective_from_string(const std::string& s) {
   if (s == "tm") return Objective::Tm;
   if (s == "idg") return Objective::Idg;
   if (s == "odg") return Objective::Odg;
-  throw InvalidParams("objective", "must be tm, idg or odg (got '" + s + "')");
+  if (s == "shift") return Objective::Shift;
+  throw InvalidParams("objective", "must be tm, idg, odg or shift (got '" + s + "')");
 }
 
 std::pair<double, double> default_range(const std::string& over) {
   if (over == "lambda") return {1e-4, 10.0};
   if (over == "rho") return {0.01, 1.0};
+  if (over == "test_overlap") return {0.0, 1.0};
   if (over == "sigma" || over == "sigma_test") return {0.0, 2.0};
   if (known_name(over)) return {0.1, 20.0};
   throw InvalidParams("over", "unknown parameter name '" + over + "'");
@@ -120,6 +125,9 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
     const Params p = base.with(options.over, v);
     if (options.solve.method == Method::Letey) p.validate();
     else p.validate_for_saddle_point();
+    if (options.objective == Objective::Shift && !p.has_test_shift())
+      throw InvalidParams("objective", "'shift' minimizes the shifted test protocol's error: "
+                                       "set test_overlap or test_levels (docs/theory.md §20)");
   }
   const int n = options.scan_points;
   const std::vector<double> xs =

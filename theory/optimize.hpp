@@ -20,8 +20,10 @@
 
 namespace icl::theory {
 
-enum class Objective { Tm, Idg, Odg };
-const char* to_string(Objective o);                 // "tm" | "idg" | "odg"
+// Shift: the shifted test protocol's error (docs/theory.md §20; needs Params::test_overlap or
+// test_levels).
+enum class Objective { Tm, Idg, Odg, Shift };
+const char* to_string(Objective o);                 // "tm" | "idg" | "odg" | "shift"
 Objective objective_from_string(const std::string& s);  // throws InvalidParams("objective")
 
 struct OptimizeOptions {

@@ -57,6 +57,51 @@ void Params::validate() const {
                           "mean eigenvalue must be 1 so that |w|^2/D = 1 (got " + fmt(mean) +
                               ", off by " + fmt(mean - 1) + ")");
   }
+  if (test_overlap && !test_levels.empty())
+    throw InvalidParams("test_overlap", "give test_overlap (low-rank tasks) or test_levels "
+                                        "(a general task_spectrum), not both");
+  if (test_overlap) {
+    const double c = *test_overlap;
+    require_finite("test_overlap", c);
+    if (!(c >= 0 && c <= 1))
+      throw InvalidParams("test_overlap", "must be in [0, 1] (got " + fmt(c) + ")");
+    if (!task_spectrum.empty())
+      throw InvalidParams("test_overlap", "is defined for the paper's low-rank tasks; with a "
+                                          "task_spectrum give test_levels");
+    if (rho == 1 && c != 1)
+      throw InvalidParams("test_overlap", "must be 1 when rho = 1: span(A) is the whole space, "
+                                          "there is no complement to put energy in (got " +
+                                              fmt(c) + ")");
+  }
+  if (!test_levels.empty()) {
+    if (task_spectrum.empty())
+      throw InvalidParams("test_levels", "needs a task_spectrum (for low-rank tasks give "
+                                         "test_overlap)");
+    if (test_levels.size() != task_spectrum.size())
+      throw InvalidParams("test_levels", "needs one eigenvalue per task_spectrum level (" +
+                                             std::to_string(task_spectrum.size()) + "), got " +
+                                             std::to_string(test_levels.size()));
+    double mean = 0;
+    for (std::size_t k = 0; k < test_levels.size(); ++k) {
+      const double t = test_levels[k];
+      if (!std::isfinite(t) || t < 0)
+        throw InvalidParams("test_levels", "eigenvalues must be finite and >= 0 (got " +
+                                               fmt(t) + ")");
+      mean += task_spectrum[k].mass * t;
+    }
+    if (std::abs(mean - 1) > 1e-9)
+      throw InvalidParams("test_levels", "weighted mean sum_k w_k t'_k must be 1 so that "
+                                         "|w|^2/D = 1 (got " + fmt(mean) + ")");
+  }
+}
+
+std::vector<double> Params::test_eigenvalues() const {
+  if (!test_levels.empty()) return test_levels;
+  if (!test_overlap) return {};
+  const double c = *test_overlap;
+  // population_spectrum(): {(1/rho, rho), (0, 1 - rho)}; energy C on span(A), 1 - C off it.
+  if (rho == 1) return {1.0};
+  return {c / rho, (1.0 - c) / (1.0 - rho)};
 }
 
 std::vector<numerics::Atom> Params::population_spectrum() const {
@@ -84,7 +129,7 @@ void Params::validate_for_saddle_point() const {
 
 const std::vector<std::string>& Params::names() {
   static const std::vector<std::string> n = {"alpha", "alpha_test", "tau",   "gamma",     "kappa",
-                                             "rho",   "sigma",      "sigma_test", "lambda"};
+                                             "rho",   "sigma",      "sigma_test", "lambda", "test_overlap"};
   return n;
 }
 
@@ -98,6 +143,7 @@ double Params::get(const std::string& name) const {
   if (name == "sigma") return sigma;
   if (name == "sigma_test") return sigma_test;
   if (name == "lambda") return lambda;
+  if (name == "test_overlap") return test_overlap.value_or(std::nan(""));
   throw InvalidParams(name, "unknown parameter name");
 }
 
@@ -111,6 +157,7 @@ void Params::set(const std::string& name, double value) {
   else if (name == "sigma") sigma = value;
   else if (name == "sigma_test") sigma_test = value;
   else if (name == "lambda") lambda = value;
+  else if (name == "test_overlap") test_overlap = value;
   else throw InvalidParams(name, "unknown parameter name");
 }
 

@@ -1,5 +1,6 @@
 // Parameters of the low-rank ICL problem (docs/theory.md §1.2) and their validation (§1.6).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,15 @@ struct Params {
   // eigenvalue sum w_k t_k = 1 so that |w|^2/D -> 1 as in the paper). Empty: the paper's low-rank
   // tasks, Sigma = (1/rho) P_A, i.e. {(1/rho, rho), (0, 1 - rho)}; rho is then unused.
   std::vector<numerics::Atom> task_spectrum;
+  // Beyond the paper: a shifted test protocol whose task covariance differs from the training
+  // one but shares its eigenbasis (docs/theory.md §20). At most one of the two is set.
+  // test_overlap (low-rank tasks only): test tasks put a fraction C in [0, 1] of their energy in
+  // span(A) and the rest isotropically on its complement, |w|^2/D -> 1 (C = 1 is IDG, C = rho
+  // ODG, C = 0 entirely off the learned structure); with rho = 1 only C = 1 exists.
+  std::optional<double> test_overlap;
+  // test_levels (general task_spectrum only): the test covariance's eigenvalue on each level of
+  // task_spectrum, in the same order; >= 0 with weighted mean sum_k w_k t'_k = 1.
+  std::vector<double> test_levels;
 
   double gamma() const { return tau / kappa; }
   double effective_alpha_test() const { return alpha_test < 0 ? alpha : alpha_test; }
@@ -34,11 +44,19 @@ struct Params {
   // Fraction of directions with a non-zero task eigenvalue (rho for low-rank tasks): S has
   // rank min(this, kappa) D, so the transition sits at structural_rank() = kappa.
   double structural_rank() const;
+  // The shifted test protocol: set when test_overlap or test_levels is.
+  bool has_test_shift() const { return test_overlap.has_value() || !test_levels.empty(); }
+  // The test covariance's eigenvalue on each level of population_spectrum() (same order):
+  // test_levels, or {C/rho, (1-C)/(1-rho)} from test_overlap (just {1} when rho = 1); empty
+  // without a shifted protocol.
+  std::vector<double> test_eigenvalues() const;
 
   // Throws icl::InvalidParams naming the field: non-finite values, alpha <= 0,
   // alpha_test == 0, tau <= 0, kappa <= 0, rho outside (0, 1], sigma < 0, sigma_test < 0,
   // lambda < 0; a task_spectrum with a negative eigenvalue, non-positive weight, weights not
-  // summing to 1 or mean eigenvalue not 1 (relative tolerance 1e-9).
+  // summing to 1 or mean eigenvalue not 1 (relative tolerance 1e-9); test_overlap outside
+  // [0, 1], with a task_spectrum, or != 1 at rho = 1; test_levels without a task_spectrum, of a
+  // different length, negative, or with weighted mean not 1 (1e-9); both set.
   void validate() const;
   // validate() plus what the replica saddle point needs: lambda > 0 or tau > 1
   // (lambda = 0 with tau <= 1 is the interpolation regime with no unique ridgeless limit of
@@ -46,7 +64,8 @@ struct Params {
   void validate_for_saddle_point() const;
 
   // Names usable with get/set (sweeps, phase grids): alpha alpha_test tau gamma kappa rho
-  // sigma sigma_test lambda. Setting gamma sets tau = gamma * kappa; setting kappa keeps tau.
+  // sigma sigma_test lambda test_overlap. Setting gamma sets tau = gamma * kappa; setting kappa
+  // keeps tau; getting test_overlap when it is unset gives NaN.
   static const std::vector<std::string>& names();
   double get(const std::string& name) const;  // throws InvalidParams for an unknown name
   void set(const std::string& name, double value);

@@ -46,6 +46,14 @@ nlohmann::ordered_json decomposition_json(const Decomposition& d) {
   return {{"tm", components(d.tm)}, {"idg", components(d.idg)}, {"odg", components(d.odg)}};
 }
 
+nlohmann::ordered_json test_shift_json(const TestShift& t) {
+  // overlap: null (NaN) when the shift was given by test_levels.
+  return {{"overlap", t.overlap},
+          {"levels", t.levels},
+          {"error", t.error},
+          {"decomposition", components(t.decomposition)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json to_json(const Params& p) {
@@ -59,6 +67,8 @@ nlohmann::ordered_json to_json(const Params& p) {
     for (const auto& a : p.task_spectrum) spec.push_back({a.position, a.mass});
     j["task_spectrum"] = spec;  // [[eigenvalue, weight], ...]
   }
+  if (p.test_overlap) j["test_overlap"] = *p.test_overlap;
+  if (!p.test_levels.empty()) j["test_levels"] = p.test_levels;
   return j;
 }
 
@@ -94,6 +104,10 @@ nlohmann::ordered_json to_json(const Solution& s) {
       {"z", s.z},
       {"e", s.e},
       {"nu", s.nu}};
+  if (s.test_shift) {
+    j["test_shift"] = test_shift_json(*s.test_shift);
+    j["bayes_optimal"]["shift"] = s.bayes_optimal.shift;
+  }
   if (s.last_iterate) {
     const LastIterate& l = *s.last_iterate;
     j["last_iterate"] = {{"order", order_json(l.order, s.method)},
@@ -101,6 +115,7 @@ nlohmann::ordered_json to_json(const Solution& s) {
                          {"decomposition", decomposition_json(l.decomposition)},
                          {"z", l.z},
                          {"e", l.e}};
+    if (l.test_shift) j["last_iterate"]["test_shift"] = test_shift_json(*l.test_shift);
   }
   return j;
 }
@@ -117,6 +132,18 @@ std::string to_text(const Solution& s) {
   std::snprintf(buf, sizeof buf, "  sigma %g  sigma_test %g  lambda %g\n", p.sigma, p.sigma_test,
                 p.lambda);
   os << buf;
+  if (!p.task_spectrum.empty()) {
+    os << "task spectrum (eigenvalue:weight):";
+    for (const auto& a : p.task_spectrum) os << ' ' << a.position << ':' << a.mass;
+    os << '\n';
+  }
+  if (p.has_test_shift()) {
+    os << "shifted test tasks: ";
+    if (p.test_overlap) os << "overlap C = " << *p.test_overlap << ", ";
+    os << "test eigenvalue per level";
+    for (double t : p.test_eigenvalues()) os << ' ' << t;
+    os << '\n';
+  }
   std::snprintf(buf, sizeof buf, "%s (residual norm %.2e, %d iterations), regime %s\n",
                 numerics::to_string(s.status), s.residual_norm, s.iterations,
                 to_string(s.regime));
@@ -135,10 +162,16 @@ std::string to_text(const Solution& s) {
   line("TM", s.error.tm, s.decomposition.tm);
   line("IDG", s.error.idg, s.decomposition.idg);
   line("ODG", s.error.odg, s.decomposition.odg);
+  if (s.test_shift) line("shift", s.test_shift->error, s.test_shift->decomposition);
   std::snprintf(buf, sizeof buf,
                 "Bayes-optimal from the test prompt alone: IDG %.6f  ODG %.6f\n",
                 s.bayes_optimal.idg, s.bayes_optimal.odg);
   os << buf;
+  if (s.test_shift) {
+    std::snprintf(buf, sizeof buf, "Bayes-optimal for the shifted test tasks: %.6f\n",
+                  s.bayes_optimal.shift);
+    os << buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "\norder: m %.6g  q %.6g  mbar %.6g  qbar %.6g  m0 %.6g  q0 %.6g\n"
                 "effective ridge -z = %.6g  (nu = %.6g)\n",
@@ -148,17 +181,25 @@ std::string to_text(const Solution& s) {
   return os.str();
 }
 
-std::vector<std::string> solution_columns() {
+bool any_test_shift(const std::vector<Solution>& solutions) {
+  for (const auto& s : solutions)
+    if (s.params.has_test_shift()) return true;
+  return false;
+}
+
+std::vector<std::string> solution_columns(bool test_shift) {
   std::vector<std::string> c = {"converged", "residual", "iterations", "tm", "idg", "odg",
                                 "tm_algo", "tm_mem", "tm_struct", "idg_algo", "idg_mem",
                                 "idg_struct", "odg_algo", "odg_mem", "odg_struct"};
   for (const auto& [name, v] : order_fields({})) c.push_back(name);
   c.push_back("z");
   c.push_back("e");
+  if (test_shift)
+    for (const char* n : {"shift", "shift_algo", "shift_mem", "shift_struct"}) c.push_back(n);
   return c;
 }
 
-std::vector<double> solution_row(const Solution& s) {
+std::vector<double> solution_row(const Solution& s, bool test_shift) {
   const bool ok = s.converged();
   const double nan = std::nan("");
   auto val = [&](double v) { return ok ? v : nan; };
@@ -172,6 +213,12 @@ std::vector<double> solution_row(const Solution& s) {
     r.push_back(s.method == Method::Letey && ridgeless_only(name) ? nan : val(v));
   r.push_back(val(s.z));
   r.push_back(val(s.e));
+  if (test_shift) {
+    const bool has = ok && s.test_shift;
+    const TestShift t = has ? *s.test_shift : TestShift{};
+    for (double v : {t.error, t.decomposition.algo, t.decomposition.mem, t.decomposition.structural})
+      r.push_back(has ? v : nan);
+  }
   return r;
 }
 

@@ -5,7 +5,7 @@
 namespace icl::theory {
 
 SpectralModel::SpectralModel(const Params& p)
-    : ratio_(1.0 / p.kappa), population_(p.population_spectrum()) {
+    : ratio_(1.0 / p.kappa), population_(p.population_spectrum()), rho_(p.rho) {
   if (p.task_spectrum.empty()) {
     // In span(A): S_A = (1/rho) T, T an r x r Wishart with M0 samples: ratio c = r/M0 =
     // rho/kappa, scale 1/rho (so tr S / D = 1). Outside span(A) (fraction 1 - rho) S = 0.
@@ -19,8 +19,8 @@ SpectralModel::SpectralModel(const Params& p)
   lower_edge_ = S_->lower_edge();
 }
 
-numerics::ResolventMoments SpectralModel::sigma_weighted(
-    double z, const numerics::ResolventMoments& R) const {
+numerics::ResolventMoments SpectralModel::weighted(double z, const numerics::ResolventMoments& R,
+                                                   const std::vector<double>& weight) const {
   // Stieltjes transform of S and its derivatives: m^{(n)} = n! R_{0,n+1}.
   const double m0 = R(0, 1), m1 = R(0, 2), m2 = 2 * R(0, 3), m3 = 6 * R(0, 4);
   const double c = ratio_;
@@ -29,28 +29,31 @@ numerics::ResolventMoments SpectralModel::sigma_weighted(
   const double b1 = -c * (m0 + z * m1);
   const double b2 = -c * (2 * m1 + z * m2);
   const double b3 = -c * (3 * m2 + z * m3);
-  // h = sum w t / u with u = beta t - z; for f = t/u: f' = -t u'/u^2,
-  // f'' = -t (u''/u^2 - 2 u'^2/u^3), f''' = -t (u'''/u^2 - 6 u' u''/u^3 + 6 u'^3/u^4).
-  double h0 = 0, h1 = 0, h2 = 0, h3 = 0, t1 = 0, t2 = 0, t3 = 0;
-  for (const auto& a : population_) {
-    const double t = a.position, w = a.mass;
+  // h = sum_k w_k a_k / u_k with u = beta t - z (t the eigenvalue of level k, a its weight);
+  // for f = a/u: f' = -a u1/u^2, f'' = -a (u2/u^2 - 2 u1^2/u^3),
+  // f''' = -a (u3/u^2 - 6 u1 u2/u^3 + 6 u1^3/u^4), with un the n-th z-derivative of u.
+  double h0 = 0, h1 = 0, h2 = 0, h3 = 0, a0 = 0, a1 = 0, a2 = 0, t1 = 0;
+  for (std::size_t k = 0; k < population_.size(); ++k) {
+    const double t = population_[k].position, w = population_[k].mass, a = weight.at(k);
     t1 += w * t;
-    t2 += w * t * t;
-    t3 += w * t * t * t;
-    if (t == 0) continue;
+    a0 += w * a;
+    a1 += w * a * t;
+    a2 += w * a * t * t;
+    if (a == 0) continue;
     const double u = b0 * t - z, u1 = b1 * t - 1, u2 = b2 * t, u3 = b3 * t;
-    h0 += w * t / u;
-    h1 += -w * t * u1 / (u * u);
-    h2 += -w * t * (u2 / (u * u) - 2 * u1 * u1 / (u * u * u));
-    h3 += -w * t * (u3 / (u * u) - 6 * u1 * u2 / (u * u * u) + 6 * u1 * u1 * u1 / (u * u * u * u));
+    h0 += w * a / u;
+    h1 += -w * a * u1 / (u * u);
+    h2 += -w * a * (u2 / (u * u) - 2 * u1 * u1 / (u * u * u));
+    h3 += -w * a * (u3 / (u * u) - 6 * u1 * u2 / (u * u * u) + 6 * u1 * u1 * u1 / (u * u * u * u));
   }
   numerics::ResolventMoments T;
   T.z = z;
-  // Raw moments (1/D) tr Sigma S^k: E S = Sigma, E S^2 -> Sigma^2 + c (tr Sigma/D) Sigma.
-  // (1/D) tr Sigma S^3 is not needed by any observable: NaN so that a misuse shows.
-  T.r[0][0] = t1;
-  T.r[1][0] = t2;
-  T.r[2][0] = t3 + c * t1 * t2;
+  // Raw moments (1/D) tr C S^k for C commuting with Sigma: E S = Sigma and
+  // E S^2 -> Sigma^2 + c (tr Sigma/D) Sigma. (1/D) tr C S^3 is not needed by any observable:
+  // NaN so that a misuse shows.
+  T.r[0][0] = a0;
+  T.r[1][0] = a1;
+  T.r[2][0] = a2 + c * t1 * a1;
   T.r[3][0] = std::numeric_limits<double>::quiet_NaN();
   T.r[0][1] = h0;
   T.r[0][2] = h1;
@@ -65,8 +68,29 @@ SpectralValues SpectralModel::at(double z, numerics::MomentMethod method) const 
   SpectralValues v;
   v.z = z;
   v.R = numerics::resolvent_moments(*S_, z, method);
-  v.T = low_rank() ? numerics::resolvent_moments(*S_A_, z, method) : sigma_weighted(z, v.R);
+  if (low_rank()) {
+    v.T = numerics::resolvent_moments(*S_A_, z, method);
+  } else {
+    std::vector<double> t;
+    for (const auto& a : population_) t.push_back(a.position);
+    v.T = weighted(z, v.R, t);
+  }
   return v;
+}
+
+numerics::ResolventMoments SpectralModel::test_weighted(const SpectralValues& v,
+                                                        const std::vector<double>& levels) const {
+  if (!low_rank()) return weighted(v.z, v.R, levels);
+  // C = l_A P_A + l_perp P_perp, and for every X = S^k (S - z)^{-j}: (1/D) tr P_A X = rho T
+  // (T is normalized by r = rho D) and (1/D) tr P_perp X = R - rho T. Exact: no deterministic
+  // equivalent is needed.
+  const double lA = levels.at(0), lperp = levels.size() > 1 ? levels[1] : 0.0;
+  numerics::ResolventMoments U;
+  U.z = v.z;
+  for (int k = 0; k <= 3; ++k)
+    for (int j = 0; j <= 4; ++j)
+      U.r[k][j] = lA * rho_ * v.T.r[k][j] + lperp * (v.R.r[k][j] - rho_ * v.T.r[k][j]);
+  return U;
 }
 
 }  // namespace icl::theory

@@ -39,15 +39,27 @@ class SpectralModel {
   double lower_edge() const { return lower_edge_; }
   const numerics::SpectralMeasure& spectrum_of_S() const { return *S_; }
   bool low_rank() const { return S_A_ != nullptr; }
+  // U_{k,j}(z) = (1/D) tr C S^k (S - z)^{-j} for a test covariance C that shares the eigenbasis
+  // of Sigma, given by its eigenvalue t'_k on each population level (Params::test_eigenvalues),
+  // from the values v = at(z, ...) (docs/theory.md §20.2). Low rank: C = l_A P_A + l_perp
+  // P_perp, so U = l_A rho T + l_perp (R - rho T) exactly; general: the deterministic equivalent
+  // of §12.3 with the weights t'_k in the numerator.
+  numerics::ResolventMoments test_weighted(const SpectralValues& v,
+                                           const std::vector<double>& levels) const;
 
  private:
-  numerics::ResolventMoments sigma_weighted(double z, const numerics::ResolventMoments& R) const;
+  // The deterministic equivalent (1/D) tr C S^k (S - z)^{-j} with C = sum_k c_k P_k, where P_k
+  // is the eigenprojector of Sigma on population level k (c_k = t_k gives T).
+  numerics::ResolventMoments weighted(double z, const numerics::ResolventMoments& R,
+                                      const std::vector<double>& c) const;
+
 
   double ratio_ = 0;                        // c = D / M0 = 1 / kappa
   std::vector<numerics::Atom> population_;  // spectrum of Sigma
   std::shared_ptr<const numerics::SpectralMeasure> S_A_;  // low-rank only: S on span(A)
   std::shared_ptr<const numerics::SpectralMeasure> S_;    // full spectrum of S
   double lower_edge_ = 0;
+  double rho_ = 1;  // low rank: the fraction of directions in span(A)
 };
 
 }  // namespace icl::theory

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <exception>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -112,31 +113,34 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
   return out;
 }
 
-std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
-                                 const std::vector<double>& xs, const std::string& y_name,
-                                 const std::vector<double>& ys, const PhaseOptions& options) {
-  base.get(x_name);
-  base.get(y_name);
-  const std::size_t ny = ys.size(), total = xs.size() * ys.size();
-  for (double x : xs)
-    for (double y : ys)
-      validate_point(base.with(x_name, x).with(y_name, y), options.solve.method,
-                     describe(x_name, x) + ", " + describe(y_name, y));
+std::vector<Solution> solve_points(const std::vector<Params>& points,
+                                   const PhaseOptions& options) {
+  for (std::size_t k = 0; k < points.size(); ++k)
+    validate_point(points[k], options.solve.method, "point " + std::to_string(k));
+  const std::size_t total = points.size();
   std::vector<Solution> out(total);
   // Points are independent (each starts from its own reduced closed form), so the result does
   // not depend on the number of threads or the order of work.
   int threads = options.threads > 0 ? options.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<std::size_t> next{0}, done{0};
+  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads),
+                                                   std::max<std::size_t>(total, 1)));
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> cancelled{false};
+  std::size_t done = 0;
+  std::exception_ptr cancel;
   std::mutex progress_mutex;
   auto worker = [&] {
-    for (std::size_t k; (k = next.fetch_add(1)) < total;) {
-      const Params p = base.with(x_name, xs[k / ny]).with(y_name, ys[k % ny]);
-      out[k] = solve(p, options.solve);
-      const std::size_t d = ++done;
-      if (options.progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(d, total, "point");
+    for (std::size_t k; !cancelled && (k = next.fetch_add(1)) < total;) {
+      out[k] = solve(points[k], options.solve);
+      if (!options.progress) continue;
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      if (cancelled) break;
+      try {
+        options.progress(++done, total, "point");
+      } catch (...) {
+        cancel = std::current_exception();
+        cancelled = true;
       }
     }
   };
@@ -144,7 +148,24 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& th : pool) th.join();
+  if (cancel) std::rethrow_exception(cancel);
   return out;
+}
+
+std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
+                                 const std::vector<double>& xs, const std::string& y_name,
+                                 const std::vector<double>& ys, const PhaseOptions& options) {
+  base.get(x_name);
+  base.get(y_name);
+  std::vector<Params> points;
+  points.reserve(xs.size() * ys.size());
+  for (double x : xs)
+    for (double y : ys) {
+      points.push_back(base.with(x_name, x).with(y_name, y));
+      validate_point(points.back(), options.solve.method,
+                     describe(x_name, x) + ", " + describe(y_name, y));
+    }
+  return solve_points(points, options);
 }
 
 }  // namespace icl::theory

@@ -15,7 +15,9 @@ struct SweepOptions {
   // previous converged point (warm start), with step halving (continuation).
   bool warm_start = true;
   int max_halvings = 6;     // Saddle: continuation step halving on failure
-  numerics::Progress progress;  // (done, total, "point") after each point; may be empty
+  // (done, total, "point") after each point; may be empty. It may throw to cancel: the sweep
+  // runs on the calling thread, so the exception propagates out of sweep().
+  numerics::Progress progress;
 };
 
 // One Solution per value (never skipped; failed points keep their status and residual).
@@ -29,7 +31,16 @@ struct PhaseOptions {
   numerics::Progress progress;  // (done, total, "point"), serialized; may be empty
 };
 
-// Grid over (x_name, y_name): result[i * ny + j] solves at x = xs[i], y = ys[j].
+// Independent points (each starts from its own reduced closed form): result[k] solves
+// points[k]. Every point is validated first (InvalidParams naming the field and "point k").
+// Threads as in PhaseOptions; the result does not depend on their number. The progress
+// function may throw to cancel (e.g. an interrupt from Python): the workers stop taking points
+// and the first such exception is rethrown once they have joined.
+std::vector<Solution> solve_points(const std::vector<Params>& points,
+                                   const PhaseOptions& options = {});
+
+// Grid over (x_name, y_name): result[i * ny + j] solves at x = xs[i], y = ys[j] (solve_points
+// over the grid).
 std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
                                  const std::vector<double>& xs, const std::string& y_name,
                                  const std::vector<double>& ys, const PhaseOptions& options = {});

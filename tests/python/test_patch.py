@@ -71,6 +71,19 @@ class PatchCheckTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             icl.patch_check(mode="half")
 
+    def test_implicit_dynamics(self):
+        # docs/patch.md §9: the prefix and online-GD identities are exact (round-off only);
+        # the step curve has one entry per context token.
+        r = icl.patch_dynamics(context=24, prompts=2, seed=3)
+        self.assertEqual(r["status"], "converged")
+        for model in ("attention", "rnn"):
+            self.assertLessEqual(r[model]["random"]["prefix_max_rel_diff"], r["tolerance"])
+            self.assertLessEqual(r[model]["random"]["gd_max_rel_diff"], r["tolerance"])
+        self.assertEqual(r["steps"]["i"], [float(i) for i in range(1, 25)])
+        self.assertEqual(len(r["steps"]["step_rnn"]), 24)
+        with self.assertRaises(ValueError):
+            icl.patch_dynamics(context=1)
+
 
 if __name__ == "__main__":
     unittest.main()

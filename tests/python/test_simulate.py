@@ -61,10 +61,41 @@ class SimulateTest(unittest.TestCase):
         # Solver facts and timings next to the compared quantities; one seed has no s.e.
         for k in ("cg.iterations", "cg.relative_residual", "timing.seed_seconds"):
             self.assertIn(k, self.a)
-        self.assertNotIn("decomp.tm.algo", self.a)  # no theory reference: no decomposition
+        self.assertIn("decomp.tm.algo", self.a)  # theory=True (default): measured decomposition
+        bare = icl.simulate(self.p, dim=DIM, seeds=3, seed=11, theory=False)
+        self.assertNotIn("decomp.tm.algo", bare)  # no theory reference: no decomposition
+        self.assertIsNone(bare.theory)
+        self.assertEqual(bare.comparison, [])
+        # The theory reference adds measurements after the compared ones (same random stream
+        # up to there): the compared quantities are bit for bit the same.
+        self.assertEqual(bare["error.idg"], self.a["error.idg"])
         one = icl.simulate(self.p, dim=DIM, seeds=1, seed=11)
         self.assertTrue(math.isfinite(one["error.tm"][0]))
         self.assertTrue(math.isnan(one["error.tm"][1]))
+
+    def test_theory_next_to_the_simulation(self):
+        # The theory at the same point, and one comparison row per compared quantity
+        # (verify/lowrank/compare.hpp: the three errors and six order parameters).
+        th = icl.solve(self.p)
+        self.assertEqual(self.a.theory.to_dict(), th.to_dict())
+        rows = {r["quantity"]: r for r in self.a.comparison}
+        self.assertEqual(sorted(rows), sorted(
+            ["error.tm", "error.idg", "error.odg", "order.m", "order.q", "order.mbar",
+             "order.qbar", "order.m0", "order.q0"]))
+        r = rows["error.idg"]
+        self.assertEqual(r["theory"], th.error["idg"])
+        self.assertEqual((r["mean"], r["sem"]), self.a["error.idg"])
+        self.assertEqual(r["z"], (r["mean"] - r["theory"]) / r["sem"])
+        self.assertEqual(self.a.to_dict()["dim"], DIM)
+
+    def test_extrapolation_in_inverse_d(self):
+        # Data exactly on a + b/D: the fit returns a and b (round-off only) with chi2 ~ 0.
+        dims = [10.0, 20.0, 40.0, 80.0]
+        e = icl.extrapolate_inverse_d(dims, [0.7 + 2.0 / d for d in dims], [0.01] * 4)
+        self.assertAlmostEqual(e["value"], 0.7, places=12)
+        self.assertAlmostEqual(e["slope"], 2.0, places=10)
+        self.assertEqual(e["dof"], 2)
+        self.assertLess(e["chi2"], 1e-20)
 
     def test_sizes(self):
         s = icl.sizes(self.p, DIM)

@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <optional>
+#include <stdexcept>
 
 #include <Eigen/Dense>
 
@@ -31,6 +33,14 @@ const std::vector<Quantity>& compared_quantities() {
       {"order.q0", [](const R& r) { return &r.order.q0; }, [](const S& s) { return s.order.q0; }},
   };
   return q;
+}
+
+Quantity shift_quantity() {
+  return {"error.shift",
+          [](const SimulationResult& r) { return r.shift ? &*r.shift : nullptr; },
+          [](const theory::Solution& s) {
+            return s.test_shift ? s.test_shift->error : std::numeric_limits<double>::quiet_NaN();
+          }};
 }
 
 namespace {
@@ -114,24 +124,35 @@ std::vector<GridPoint> verify_grid(bool quick) {
     p.lambda = lambda;
     return p;
   };
-  // label: regime / tau side / lambda / test shift
+  // label: regime / tau side / lambda / test context and noise / shifted test tasks
   std::vector<GridPoint> g = {
-      {"paper: rich, tau>1, lambda=0", make(2, -1, 2.25, 1.5, 0.9, 0.3, 0, 0)},
+      {"paper: rich, tau>1, lambda=0; overlap C=0.3", make(2, -1, 2.25, 1.5, 0.9, 0.3, 0, 0)},
       {"poor, tau>1, lambda=0", make(2, -1, 2.25, 0.5, 0.9, 0.3, 0, 0)},
       {"rich, tau<1, lambda>0", make(2, -1, 0.6, 1.5, 0.5, 0.3, 0, 0.1)},
-      {"rich, tau>1, lambda>0, test shift", make(2, 4, 1.5, 1.0, 0.6, 0.3, 0.2, 0.05)},
-      {"poor, tau<1, lambda>0, test shift", make(1.5, 1, 0.8, 0.4, 0.8, 0.2, 0.1, 0.02)},
+      {"rich, tau>1, lambda>0, alpha_test/sigma_test", make(2, 4, 1.5, 1.0, 0.6, 0.3, 0.2, 0.05)},
+      {"poor, tau<1, lambda>0, alpha_test/sigma_test; overlap C=0",
+       make(1.5, 1, 0.8, 0.4, 0.8, 0.2, 0.1, 0.02)},
   };
+  // The shifted test protocol (docs/theory.md §20) is measured on the same trained Gamma, so it
+  // costs no extra training: C = 0.3 (mostly off the learned subspace, beyond ODG's rho = 0.9)
+  // and C = 0 (entirely off it).
+  g[0].params.test_overlap = 0.3;
+  g[4].params.test_overlap = 0.0;
   if (quick) return {g[0], g[4]};
   // Beyond the paper: a general task covariance, eigenvalue a on 40% of the directions and a/5
   // on the rest (full rank, so S is singular at kappa < 1). 0.4 D is an integer for the default
   // dims, so the finite-D spectrum equals the population one (data.hpp task_eigenvalues).
   Params gen = make(2, -1, 2.25, 0.8, 1.0, 0.3, 0, 0.1);
   gen.task_spectrum = theory::low_rank_plus_complement_spectrum(0.4, 0.2);
-  g.push_back({"general: low rank + complement tasks, kappa<1, lambda>0", gen});
+  // Shifted test tasks in the same eigenbasis: eigenvalue 0.5 on the strong 40% and 4/3 on the
+  // weak 60% (weighted mean 0.4 * 0.5 + 0.6 * 4/3 = 1): mostly off the strong directions.
+  gen.test_levels = {0.5, 4.0 / 3.0};
+  g.push_back({"general: low rank + complement tasks, kappa<1, lambda>0; test levels", gen});
   // Ridgeless interpolation branch: lambda = 0 below tau = 1, the minimum-norm Gamma against
-  // the Letey/Lu theory (ridgeless_point()).
-  g.push_back({"ridgeless min-norm, tau<1, lambda=0", make(2, -1, 0.6, 1.5, 0.9, 0.3, 0, 0)});
+  // the Letey/Lu theory (ridgeless_point()), with the Letey/Lu shifted error at C = 0.5.
+  Params ridgeless = make(2, -1, 0.6, 1.5, 0.9, 0.3, 0, 0);
+  ridgeless.test_overlap = 0.5;
+  g.push_back({"ridgeless min-norm, tau<1, lambda=0; overlap C=0.5", ridgeless});
   return g;
 }
 
@@ -161,27 +182,45 @@ void VerifyOptions::validate() const {
 
 namespace {
 
-// What a comparison uses of the simulation at one D: the estimates of compared_quantities()
-// then informational_quantities() (absent without a measured decomposition), and its wall time.
-// A numerics::UnitStore keeps it as numbers: [seconds, then per quantity present, mean, sem,
-// count], restored bit for bit.
+// Every quantity a comparison can use of one simulation: the compared ones, the shifted
+// protocol's error, the informational ones.
+const std::vector<Quantity>& summarized_quantities() {
+  static const std::vector<Quantity> all = [] {
+    std::vector<Quantity> v = compared_quantities();
+    v.push_back(shift_quantity());
+    for (const auto& q : informational_quantities()) v.push_back(q);
+    return v;
+  }();
+  return all;
+}
+
+std::size_t index_of(const Quantity& q) {
+  const auto& all = summarized_quantities();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (std::string(all[i].name) == q.name) return i;
+  throw std::logic_error(std::string("verify: no summary slot for ") + q.name);
+}
+
+// What a comparison uses of the simulation at one D: the estimates of summarized_quantities()
+// (absent when the simulation did not measure one: no decomposition, no shifted protocol) and
+// its wall time. A numerics::UnitStore keeps it as numbers: [seconds, then per quantity
+// present, mean, sem, count], restored bit for bit.
 struct DimSummary {
   std::vector<std::optional<numerics::Estimate>> estimates;
   double seconds = 0;
+  const numerics::Estimate* of(const Quantity& q) const {
+    const auto& e = estimates[index_of(q)];
+    return e ? &*e : nullptr;
+  }
 };
-
-std::size_t quantity_count() {
-  return compared_quantities().size() + informational_quantities().size();
-}
 
 DimSummary summarize(const SimulationResult& r, double seconds) {
   DimSummary d;
   d.seconds = seconds;
-  for (const auto* list : {&compared_quantities(), &informational_quantities()})
-    for (const auto& q : *list) {
-      const numerics::Estimate* e = q.simulated(r);
-      d.estimates.push_back(e ? std::optional<numerics::Estimate>(*e) : std::nullopt);
-    }
+  for (const auto& q : summarized_quantities()) {
+    const numerics::Estimate* e = q.simulated(r);
+    d.estimates.push_back(e ? std::optional<numerics::Estimate>(*e) : std::nullopt);
+  }
   return d;
 }
 
@@ -198,7 +237,7 @@ std::vector<double> encode(const DimSummary& d) {
 
 // nullopt when the numbers are not a summary of this layout (the unit is then recomputed).
 std::optional<DimSummary> decode(const std::vector<double>& v) {
-  if (v.size() != 1 + 4 * quantity_count()) return std::nullopt;
+  if (v.size() != 1 + 4 * summarized_quantities().size()) return std::nullopt;
   DimSummary d;
   d.seconds = v[0];
   for (std::size_t i = 1; i < v.size(); i += 4) {
@@ -215,17 +254,15 @@ std::optional<DimSummary> decode(const std::vector<double>& v) {
   return d;
 }
 
-// Quantity `index` of the summaries (index into compared then informational quantities).
-ComparisonRow compare_row(const Quantity& q, std::size_t index, bool enforced,
-                          const theory::Solution& th, const std::vector<DimSummary>& sims,
-                          const VerifyOptions& o) {
+ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Solution& th,
+                          const std::vector<DimSummary>& sims, const VerifyOptions& o) {
   ComparisonRow row;
   row.quantity = q.name;
   row.enforced = enforced;
   row.theory = q.theory(th);
   std::vector<double> dims, means, sems;
   for (std::size_t k = 0; k < o.dims.size(); ++k) {
-    const numerics::Estimate& st = *sims[k].estimates[index];
+    const numerics::Estimate& st = *sims[k].of(q);
     PerDim pd;
     pd.dim = o.dims[k];
     pd.seeds = o.seeds[k];
@@ -282,7 +319,7 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
       so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
       so.theory = theory_ref(res.theory);
       so.min_norm = ridgeless;
-      const auto t0 = std::chrono::steady_clock::now();
+      const auto t0 = numerics::Clock::now();
       const SimulationResult sim = run(gp.params, so);
       if (!sim.converged()) {
         res.status = sim.status;
@@ -298,15 +335,14 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
     sims.push_back(std::move(*summary));
     if (progress) progress(k + 1, o.dims.size(), gp.label + ": D = " + std::to_string(o.dims[k]));
   }
-  const std::size_t nc = compared_quantities().size();
-  for (std::size_t i = 0; i < nc; ++i) {
-    res.rows.push_back(compare_row(compared_quantities()[i], i, true, res.theory, sims, o));
+  std::vector<Quantity> enforced = compared_quantities();
+  if (gp.params.has_test_shift()) enforced.insert(enforced.begin() + 3, shift_quantity());
+  for (const auto& q : enforced) {
+    res.rows.push_back(compare_row(q, true, res.theory, sims, o));
     if (!res.rows.back().passed()) res.status = numerics::Status::CheckFailed;
   }
-  for (std::size_t i = 0; i < informational_quantities().size(); ++i)
-    if (sims.front().estimates[nc + i])
-      res.rows.push_back(
-          compare_row(informational_quantities()[i], nc + i, false, res.theory, sims, o));
+  for (const auto& q : informational_quantities())
+    if (sims.front().of(q)) res.rows.push_back(compare_row(q, false, res.theory, sims, o));
   if (!res.passed()) res.message = "theory and extrapolated simulation disagree beyond tolerance";
   return res;
 }

@@ -24,6 +24,10 @@ struct Quantity {
 };
 // The quantities every comparison enforces: error.{tm,idg,odg}, order.{m,q,mbar,qbar,m0,q0}.
 const std::vector<Quantity>& compared_quantities();
+// The shifted test protocol's error (docs/theory.md §20), enforced at grid points with
+// Params::has_test_shift(): SimulationResult::shift against Solution::test_shift (nullptr / NaN
+// when absent).
+Quantity shift_quantity();
 // Informational rows (the decomposition, docs/theory.md §8, partly conjectural): reported
 // when the simulation measured them, never failing.
 const std::vector<Quantity>& informational_quantities();

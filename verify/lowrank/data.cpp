@@ -38,7 +38,11 @@ void check_odg_kind(const theory::Params& p, OdgKind odg) {
                                "task_spectrum use 'isotropic'");
 }
 
-VectorXd task_eigenvalues(const theory::Params& p, int dim) {
+namespace {
+
+// n_k = round(w_k D) directions for level k, the largest group absorbing D - sum n_k
+// (task_eigenvalues() documents the rule).
+std::vector<long> level_counts(const theory::Params& p, int dim) {
   if (p.task_spectrum.empty())
     throw InvalidParams("task_spectrum", "empty: low-rank tasks have no general spectrum");
   if (dim < 1) throw InvalidParams("dim", "must be >= 1");
@@ -55,16 +59,35 @@ VectorXd task_eigenvalues(const theory::Params& p, int dim) {
   if (count[largest] < 0)
     throw InvalidParams("task_spectrum", "too many levels for D = " + std::to_string(dim) +
                                              ": the rounded counts cannot sum to D");
+  return count;
+}
+
+// Level k's value on its n_k directions, rescaled to mean exactly 1 (tr = D).
+VectorXd per_direction(const std::vector<long>& count, const std::vector<double>& value,
+                       int dim, const char* field) {
   VectorXd t(dim);
   Eigen::Index i = 0;
-  for (std::size_t k = 0; k < spec.size(); ++k)
-    for (long c = 0; c < count[k]; ++c) t(i++) = spec[k].position;
+  for (std::size_t k = 0; k < count.size(); ++k)
+    for (long c = 0; c < count[k]; ++c) t(i++) = value[k];
   const double sum = t.sum();
   if (!(sum > 0))
-    throw InvalidParams("task_spectrum", "no positive eigenvalue left after rounding the "
-                                         "multiplicities at D = " + std::to_string(dim));
+    throw InvalidParams(field, "no positive eigenvalue left after rounding the multiplicities "
+                               "at D = " + std::to_string(dim));
   t *= double(dim) / sum;  // mean exactly 1
   return t;
+}
+
+}  // namespace
+
+VectorXd task_eigenvalues(const theory::Params& p, int dim) {
+  std::vector<double> value;
+  for (const auto& a : p.task_spectrum) value.push_back(a.position);
+  return per_direction(level_counts(p, dim), value, dim, "task_spectrum");
+}
+
+VectorXd test_level_eigenvalues(const theory::Params& p, int dim) {
+  if (p.test_levels.empty()) throw InvalidParams("test_levels", "empty: no shifted test tasks");
+  return per_direction(level_counts(p, dim), p.test_levels, dim, "test_levels");
 }
 
 Sizes sizes(const theory::Params& p, int dim) {
@@ -143,6 +166,15 @@ Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignme
     MatrixXd V(n.r, n.M0);
     nd.fill(V.data(), V.size(), 1.0);
     d.W = std::sqrt(double(n.D) / n.r) * (d.A * V);
+    if (p.test_overlap) {
+      // Energy C in span(A), 1 - C isotropically on its complement; |w|^2/D = 1 on average.
+      const double c = *p.test_overlap;
+      const MatrixXd PA = d.A * d.A.transpose();
+      d.shift_covariance = (c * n.D / n.r) * PA;
+      if (n.r < n.D)
+        d.shift_covariance += ((1 - c) * n.D / double(n.D - n.r)) *
+                              (MatrixXd::Identity(n.D, n.D) - PA);
+    }
   } else {
     // Sigma = U diag(t) U^T, U Haar (D x D); tasks w = Sigma^{1/2} g, g ~ N(0, I_D).
     d.general = true;
@@ -150,6 +182,8 @@ Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignme
     const MatrixXd U = haar_orthonormal(n.D, n.D, rng);
     d.Sigma = U * t.asDiagonal() * U.transpose();
     d.Sigma_half = U * t.cwiseSqrt().asDiagonal() * U.transpose();
+    if (!p.test_levels.empty())
+      d.shift_covariance = U * test_level_eigenvalues(p, n.D).asDiagonal() * U.transpose();
     Normal nd(rng);
     MatrixXd Gt(n.D, n.M0);
     nd.fill(Gt.data(), Gt.size(), 1.0);

@@ -56,6 +56,11 @@ Sizes sizes(const theory::Params& p, int dim);
 // w_k D is an integer the finite-D spectrum equals the population one. Throws InvalidParams
 // ("task_spectrum") for an empty spectrum or when the rounding leaves no positive eigenvalue.
 VectorXd task_eigenvalues(const theory::Params& p, int dim);
+// The D eigenvalues of the shifted test covariance (p.test_levels, docs/theory.md §20) in the
+// same order as task_eigenvalues(p, dim): direction i of level k gets t'_k, with the same counts
+// n_k, then the entries are rescaled to mean exactly 1. Throws InvalidParams("test_levels")
+// without test_levels or when the rounding leaves no positive test eigenvalue.
+VectorXd test_level_eigenvalues(const theory::Params& p, int dim);
 
 // One seed's data.
 struct Dataset {
@@ -64,6 +69,10 @@ struct Dataset {
   MatrixXd A;      // D x r, orthonormal columns (low-rank tasks)
   MatrixXd Sigma;       // D x D population task covariance U diag(t) U^T (general only)
   MatrixXd Sigma_half;  // its symmetric square root U diag(sqrt t) U^T (general only)
+  // Second moment of the shifted test tasks when p.has_test_shift() (docs/theory.md §20), else
+  // empty: C (D/r) A A^T + (1 - C) (D/(D - r)) (I - A A^T) for test_overlap C, or
+  // U diag(t') U^T for test_levels (the eigenbasis U of Sigma).
+  MatrixXd shift_covariance;
   MatrixXd W;      // D x M0, tasks as columns
   MatrixXd X;      // N x D queries
   MatrixXd Sm;     // N x D context estimates s_n

@@ -79,6 +79,38 @@ PerProtocol<MatrixXd> test_task_moments(const Dataset& d, OdgKind odg, Rng& rng)
   return C;
 }
 
+double dmmse_tm_error(const Dataset& d, int Lt, double sigma_t, int prompts, Rng& rng) {
+  const int D = d.n.D, M0 = d.n.M0;
+  const double sd = 1.0 / std::sqrt(double(D));
+  Normal nd(rng);
+  std::uniform_int_distribution<int> pick(0, M0 - 1);
+  MatrixXd X(Lt, D);
+  VectorXd y(Lt), logw(M0);
+  double sum = 0;
+  for (int k = 0; k < prompts; ++k) {
+    const int mu = pick(rng);
+    nd.fill(X.data(), X.size(), sd);
+    y = X * d.W.col(mu);
+    for (int l = 0; l < Lt; ++l) y(l) += sigma_t * nd();
+    // Residual of every candidate task on the context: |y - X w_nu|^2.
+    const MatrixXd R = (X * d.W).colwise() - y;
+    const VectorXd res = R.colwise().squaredNorm().transpose();
+    if (sigma_t > 0) {
+      logw = -res / (2 * sigma_t * sigma_t);
+    } else {
+      // Noiseless: the likelihood is the indicator of an exact fit; rounding allows a tiny
+      // relative residual. Tasks are distinct almost surely, so this is the true task alone.
+      const double tol = 1e-20 * std::max(1e-300, y.squaredNorm()) + 1e-300;
+      for (int nu = 0; nu < M0; ++nu) logw(nu) = res(nu) <= std::max(tol, res.minCoeff()) ? 0.0 : -INFINITY;
+    }
+    const double top = logw.maxCoeff();
+    const VectorXd pi = (logw.array() - top).exp().matrix();
+    const VectorXd w_hat = d.W * pi / pi.sum();
+    sum += sigma_t * sigma_t + (d.W.col(mu) - w_hat).squaredNorm() / D;
+  }
+  return sum / prompts;
+}
+
 PerProtocol<double> test_errors(const MatrixXd& G, const PerProtocol<MatrixXd>& C, int Lt,
                                 double sigma_t) {
   PerProtocol<double> e;

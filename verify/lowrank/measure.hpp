@@ -59,6 +59,13 @@ struct PredictionDistribution {
 template <class T>
 struct Measurements {
   PerProtocol<T> error;  // exact finite-D test errors
+  // The shifted test protocol's exact finite-D error, when p.has_test_shift() (docs/theory.md
+  // §20): exact_error() with Dataset::shift_covariance.
+  std::optional<T> shift;
+  // TM's Bayes-optimal baseline (docs/theory.md §17.4): the error of the posterior mean over the
+  // M0 pretraining tasks (discrete uniform prior, "dMMSE") on fresh prompts of training tasks,
+  // when SimOptions::bayes_prompts > 0.
+  std::optional<T> bayes_tm;
   OrderParameters<T> order;
   std::optional<MeasuredDecomposition<T>> decomposition;                // with a TheoryRef
   std::optional<PerProtocol<PredictionDistribution<T>>> distribution;   // and prompts > 0
@@ -84,6 +91,13 @@ std::pair<double, double> monte_carlo_error(const MatrixXd& G, const VectorXd& w
 // Second moments C of the test tasks of the three protocols: S, the IDG covariance, and the
 // ODG one (identity, or (D/r) B B^T for a Haar subspace B drawn from rng).
 PerProtocol<MatrixXd> test_task_moments(const Dataset& d, OdgKind odg, Rng& rng);
+// TM's Bayes-optimal (dMMSE) error, averaged over `prompts` fresh test prompts: a task mu drawn
+// uniformly from the M0 columns of d.W, L_t context pairs x ~ N(0, I/D) with labels
+// y = w_mu.x + sigma_t eps; the posterior over the M0 tasks has weights proportional to
+// exp(-|y - X w_nu|^2 / (2 sigma_t^2)) (sigma_t = 0: the tasks that fit the context exactly);
+// the error of the posterior mean w_hat on a fresh query, averaged over the query in closed
+// form, is sigma_t^2 + |w_mu - w_hat|^2 / D.
+double dmmse_tm_error(const Dataset& d, int Lt, double sigma_t, int prompts, Rng& rng);
 PerProtocol<double> test_errors(const MatrixXd& G, const PerProtocol<MatrixXd>& C, int Lt,
                                 double sigma_t);
 OrderParameters<double> order_parameters(const MatrixXd& G, const Dataset& d, const MatrixXd& S);

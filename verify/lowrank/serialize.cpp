@@ -18,6 +18,8 @@ namespace {
 template <class F>
 void visit_estimates(const SimulationResult& r, F f) {
   for (int k = 0; k < 3; ++k) f({"error", kProtocols[k]}, r.error[k]);
+  if (r.shift) f({"error", "shift"}, *r.shift);
+  if (r.bayes_tm) f({"bayes_optimal", "tm"}, *r.bayes_tm);
   f({"order", "m"}, r.order.m);
   f({"order", "q"}, r.order.q);
   f({"order", "mbar"}, r.order.mbar);
@@ -159,11 +161,21 @@ std::string to_text(const SimulationResult& r) {
   std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.",
                 "theory");
   os << line;
-  for (const auto& q : compared_quantities()) {
+  std::vector<Quantity> shown = compared_quantities();
+  if (r.shift) shown.insert(shown.begin() + 3, shift_quantity());
+  for (const auto& q : shown) {
     const numerics::Estimate& st = *q.simulated(r);
     const std::string t = have_theory ? fmt(q.theory(*th), 5) : "-";
     std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", q.name, fmt(st.mean, 5).c_str(),
                   fmt(st.sem, 5).c_str(), t.c_str());
+    os << line;
+  }
+  if (r.bayes_tm) {
+    std::snprintf(line, sizeof line,
+                  "Bayes-optimal TM (posterior mean over the M0 tasks, %d prompts per seed): %s "
+                  "+- %s\n",
+                  r.options.bayes_prompts, fmt(r.bayes_tm->mean, 5).c_str(),
+                  fmt(r.bayes_tm->sem, 5).c_str());
     os << line;
   }
   if (r.decomposition && th) {

@@ -31,6 +31,8 @@ numerics::Estimate over_seeds(const std::vector<SeedMeasurement>& seeds, Get get
 // same optional parts, except fit_e_nu_null: averaged over the seeds where S is singular).
 void aggregate(const std::vector<SeedMeasurement>& s, Measurements<numerics::Estimate>& a) {
   for (int k = 0; k < 3; ++k) a.error[k] = over_seeds(s, [k](const auto& m) { return m.error[k]; });
+  if (s.front().shift) a.shift = over_seeds(s, [](const auto& m) { return *m.shift; });
+  if (s.front().bayes_tm) a.bayes_tm = over_seeds(s, [](const auto& m) { return *m.bayes_tm; });
   a.order.m = over_seeds(s, [](const auto& m) { return m.order.m; });
   a.order.q = over_seeds(s, [](const auto& m) { return m.order.q; });
   a.order.mbar = over_seeds(s, [](const auto& m) { return m.order.mbar; });
@@ -112,12 +114,20 @@ void SimOptions::validate() const {
                                                   std::to_string(prediction_prompts));
   if (histogram_bins < 2)
     throw InvalidParams("histogram_bins", "must be >= 2, got " + std::to_string(histogram_bins));
+  if (bayes_prompts < 0)
+    throw InvalidParams("bayes_prompts", "must be >= 0, got " + std::to_string(bayes_prompts));
 }
 
 void SimOptions::validate(const theory::Params& p) const {
   validate();
   p.validate();
   check_odg_kind(p, odg);
+  if (p.test_overlap && *p.test_overlap != 1) {
+    const Sizes n = sizes(p, dim);
+    if (n.r == n.D)
+      throw InvalidParams("test_overlap", "at D = " + std::to_string(dim) + " the task rank "
+                          "round(rho D) is D: there is no complement for the energy 1 - C");
+  }
   const Sizes n = sizes(p, dim);
   if (p.lambda == 0.0 && (long long)n.N < (long long)n.D * n.D && !min_norm)
     throw InvalidParams("lambda", "lambda = 0 with N = " + std::to_string(n.N) + " < D^2 = " +
@@ -153,6 +163,12 @@ SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint
   const MatrixXd& G = fit.Gamma;
   const PerProtocol<MatrixXd> C = test_task_moments(d, o.odg, rng);
   m.error = test_errors(G, C, d.n.Lt, p.sigma_test);
+  if (d.shift_covariance.size() > 0)
+    m.shift = exact_error(G, d.shift_covariance, d.n.Lt, p.sigma_test);
+  if (o.bayes_prompts > 0) {
+    Rng bayes_rng(numerics::derive_seed(seed, "bayes_tm"));
+    m.bayes_tm = dmmse_tm_error(d, d.n.Lt, p.sigma_test, o.bayes_prompts, bayes_rng);
+  }
   m.order = order_parameters(G, d, C.tm);
   if (o.theory) {
     auto dm = measure_decomposition(G, d, C, *o.theory, p.sigma_test, o.odg, o.sampler,
@@ -180,18 +196,25 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   std::vector<SeedMeasurement> seeds(o.seeds);
   std::vector<std::exception_ptr> errors(o.seeds);
   std::atomic<int> next{0};
+  std::atomic<bool> cancelled{false};
+  std::exception_ptr cancel;  // thrown by progress: stop taking seeds, rethrow after the join
   std::mutex report;
   std::size_t done = 0;
   auto worker = [&] {
-    for (int k; (k = next.fetch_add(1)) < o.seeds;) {
+    for (int k; !cancelled && (k = next.fetch_add(1)) < o.seeds;) {
       try {
         seeds[k] = run_seed(p, o, numerics::derive_seed(o.base_seed, std::uint64_t(k)));
       } catch (...) {
         errors[k] = std::current_exception();
       }
-      if (progress) {
-        std::lock_guard<std::mutex> lock(report);
+      if (!progress) continue;
+      std::lock_guard<std::mutex> lock(report);
+      if (cancelled) break;
+      try {
         progress(++done, std::size_t(o.seeds), "seed");
+      } catch (...) {
+        cancel = std::current_exception();
+        cancelled = true;
       }
     }
   };
@@ -200,6 +223,7 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   for (int t = 1; t < nt; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (cancel) std::rethrow_exception(cancel);
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 

@@ -45,6 +45,9 @@ struct SimOptions {
   bool solve_theory = false;
   int prediction_prompts = 0;  // >= 0 fresh test prompts per protocol for the distribution
   int histogram_bins = 16;     // >= 2, standardized residuals on [-4, 4]
+  // > 0: TM's Bayes-optimal (dMMSE) baseline by Monte Carlo on this many fresh prompts per seed
+  // (docs/theory.md §17.4), from its own random stream derive_seed(seed, "bayes_tm").
+  int bayes_prompts = 0;
 
   void validate() const;  // the fields alone; InvalidParams naming the field
   // The fields and their combination with p: p.validate(), odg (Subspace with a task_spectrum),
@@ -85,7 +88,9 @@ TheoryRef theory_ref(const theory::Solution& s);
 SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed);
 
 // The simulation at one point: seeds spread over o.threads std::threads; progress(done, seeds,
-// "seed") after each seed. Throws InvalidParams for invalid options.
+// "seed") after each seed. Throws InvalidParams for invalid options. The progress function may
+// throw to cancel (e.g. Python's Ctrl-C): no further seed starts, and the exception is rethrown
+// once the running seeds have finished.
 SimulationResult run(const theory::Params& p, const SimOptions& o,
                      const numerics::Progress& progress = {});
 

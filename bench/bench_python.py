@@ -1,0 +1,49 @@
+"""Speed of the Python entry points, in microseconds per solved point (best of `--repeat`).
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/bench_python.py [--points 2000] [--repeat 5]
+
+The same points (alpha on a grid at the default Params; the cost of a solve depends on the
+point) are solved by: a Python loop over solve() with scalars, one vectorized solve() with an
+array (1 and 2 threads), sweep() (continuation, one thread) and phase_grid() (2 threads).
+"""
+import argparse
+import time
+
+import numpy as np
+
+import icl_theory as icl
+
+
+def best(f, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--points", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    p = icl.Params()
+    xs = np.linspace(0.5, 8.0, a.points)
+    n = len(xs)
+    rows = [
+        ("solve(), Python loop over scalars", lambda: [icl.solve(p, alpha=x) for x in xs]),
+        ("solve(alpha=array), threads=1", lambda: icl.solve(p, alpha=xs, threads=1)),
+        ("solve(alpha=array), threads=2", lambda: icl.solve(p, alpha=xs, threads=2)),
+        ("sweep(p, 'alpha', values)", lambda: icl.sweep(p, "alpha", xs)),
+        ("phase_grid(alpha x rho), threads=2",
+         lambda: icl.phase_grid(p, "alpha", xs[: n // 10], "rho", np.linspace(0.1, 1.0, 10),
+                                threads=2)),
+    ]
+    print(f"{n} points, best of {a.repeat}")
+    for label, f in rows:
+        print(f"{label:40s} {best(f, a.repeat) / n * 1e6:8.1f} us/point")
+
+
+if __name__ == "__main__":
+    main()

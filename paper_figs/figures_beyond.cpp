@@ -1,0 +1,180 @@
+// Data steps of the "beyond the papers" figures: the Bayes-optimal gap (docs/theory.md §17), the
+// optimal ridge per protocol (§18) and the error against the train/test task overlap (§20).
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "numerics/seed.hpp"
+#include "paper_figs/figures_extra.hpp"
+#include "theory/lowrank.hpp"
+#include "theory/optimize.hpp"
+#include "theory/serialize.hpp"
+#include "theory/sweep.hpp"
+#include "verify/lowrank/simulator.hpp"
+
+namespace icl::paperfigs {
+
+using theory::Params;
+using theory::Solution;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The theory along `name` = values as the `icl sweep` table (one serializer: solution_columns),
+// after a first column with the varied value.
+DataTable sweep_table(const std::string& stem, const Params& base, const std::string& name,
+                      const std::vector<double>& values, std::size_t& failed) {
+  const std::vector<Solution> sols = theory::sweep(base, name, values, {});
+  const bool shift = theory::any_test_shift(sols);
+  DataTable t;
+  t.stem = stem;
+  t.columns = {name};
+  for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
+  t.columns.push_back("bayes_idg");
+  t.columns.push_back("bayes_odg");
+  for (std::size_t i = 0; i < sols.size(); ++i) {
+    std::vector<double> row = {values[i]};
+    const auto r = theory::solution_row(sols[i], shift);
+    row.insert(row.end(), r.begin(), r.end());
+    row.push_back(sols[i].bayes_optimal.idg);
+    row.push_back(sols[i].bayes_optimal.odg);
+    t.rows.push_back(std::move(row));
+    failed += !sols[i].converged();
+  }
+  return t;
+}
+
+}  // namespace
+
+// ---- figure 13: the gap to the Bayes-optimal predictor -----------------------------------------
+
+FigureData fig_bayes_gap(const Settings& s) {
+  // The paper's decomposition point; the test prompt has the pretraining context length
+  // (alpha_test = alpha) and label noise sigma_test = sigma, so that the baseline sees the same
+  // kind of prompt as the model and the comparison is between predictors, not prompts.
+  Params base = decomposition_params();
+  base.sigma_test = base.sigma;
+  FigureData out;
+  const auto alphas = theory::logspace(0.1, 20.0, s.quick ? 16 : 60);
+  DataTable t = sweep_table("bayes_gap", base, "alpha", alphas, out.failed_theory_points);
+  t.meta = table_meta(s, 13, base, "theory");
+  t.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", alphas.size()},
+                      {"baseline", "Bayes-optimal from the test prompt alone, docs/theory.md §17"}};
+  out.tables.push_back(std::move(t));
+  report(s, "bayes_gap theory", 1, 1);
+  return out;
+}
+
+// ---- figure 14: the optimal ridge per protocol --------------------------------------------------
+
+FigureData fig_optimal_ridge(const Settings& s) {
+  const Params base = decomposition_params();
+  const auto alphas = theory::logspace(0.25, 16.0, s.quick ? 8 : 30);
+  FigureData out;
+  DataTable t;
+  t.stem = "optimal_ridge";
+  t.columns = {"alpha"};
+  const theory::Objective objectives[3] = {theory::Objective::Tm, theory::Objective::Idg,
+                                           theory::Objective::Odg};
+  for (const char* p : {"tm", "idg", "odg"})
+    for (const char* c : {"_converged", "_lambda_opt", "_min", "_ridgeless"})
+      t.columns.push_back(std::string(p) + c);
+  std::size_t done = 0;
+  for (double alpha : alphas) {
+    Params p = base;
+    p.alpha = alpha;
+    // lambda = 0 is valid here (tau = 2.25 > 1): the ridgeless error to compare with.
+    const Solution ridgeless = theory::solve(p);
+    std::vector<double> row = {alpha};
+    for (int k = 0; k < 3; ++k) {
+      theory::OptimizeOptions o;
+      o.objective = objectives[k];
+      o.over = "lambda";
+      o.lo = 1e-5;
+      o.hi = 100.0;
+      const theory::OptimizeResult r = theory::optimize(p, o);
+      const double e0 = !ridgeless.converged() ? kNaN
+                        : k == 0               ? ridgeless.error.tm
+                        : k == 1               ? ridgeless.error.idg
+                                               : ridgeless.error.odg;
+      row.insert(row.end(), {r.converged() ? 1.0 : 0.0, r.argmin, r.minimum, e0});
+      out.failed_theory_points += !r.converged();
+    }
+    t.rows.push_back(std::move(row));
+    report(s, "optimal_ridge", ++done, alphas.size());
+  }
+  t.meta = table_meta(s, 14, base, "theory");
+  t.meta["theory"] = {{"method", "saddle"},
+                      {"vary", "alpha"},
+                      {"optimize", "lambda in [1e-5, 100], scan + Brent (docs/theory.md §18)"}};
+  out.tables.push_back(std::move(t));
+  return out;
+}
+
+// ---- figure 15: the error against the train/test task overlap -----------------------------------
+
+FigureData fig_test_overlap(const Settings& s) {
+  // Two points of the verify grid's kind: the paper's point (task-rich) and a task-poor one.
+  Params rich = decomposition_params();
+  Params poor = rich;
+  poor.kappa = 0.5;
+  FigureData out;
+  const auto overlaps = theory::linspace(0.0, 1.0, s.quick ? 11 : 51);
+  const verify::lowrank::SimOptions sim_base = [&] {
+    verify::lowrank::SimOptions o;
+    o.dim = s.quick ? 20 : 40;
+    o.seeds = s.quick ? 2 : 8;
+    o.threads = s.threads;
+    return o;
+  }();
+  const std::vector<double> sim_overlaps = s.quick ? std::vector<double>{0.0, 0.5, 1.0}
+                                                   : std::vector<double>{0.0, 0.2, 0.4, 0.6, 0.8, 1.0};
+  std::size_t done = 0;
+  const std::size_t total = 2 * sim_overlaps.size();
+  for (const auto& [label, base] : {std::pair<std::string, Params>{"rich", rich},
+                                    std::pair<std::string, Params>{"poor", poor}}) {
+    DataTable th = sweep_table("test_overlap_" + label, base, "test_overlap", overlaps,
+                               out.failed_theory_points);
+    th.meta = table_meta(s, 15, base, "theory");
+    th.meta["theory"] = {{"method", "saddle"}, {"vary", "test_overlap"}, {"points", overlaps.size()}};
+    out.tables.push_back(std::move(th));
+
+    // One pretraining draw per seed for every overlap (the same derived base seed at every C):
+    // each curve is one set of trained models evaluated on differently shifted test tasks.
+    DataTable sim;
+    sim.stem = "test_overlap_" + label + "_sim";
+    sim.columns = {"test_overlap", "sim_shift", "sim_shift_sem", "sim_idg", "sim_idg_sem",
+                   "sim_odg", "sim_odg_sem"};
+    verify::lowrank::SimOptions o = sim_base;
+    o.base_seed = numerics::derive_seed(s.seed, sim.stem);
+    nlohmann::json errors = nlohmann::json::array();
+    for (double c : sim_overlaps) {
+      Params p = base;
+      p.test_overlap = c;
+      const auto r = verify::lowrank::run(p, o);
+      if (!r.converged() || !r.shift) {
+        errors.push_back({{"test_overlap", c}, {"message", r.message}});
+        sim.rows.push_back({c, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+      } else {
+        sim.rows.push_back({c, r.shift->mean, r.shift->sem, r.error.idg.mean, r.error.idg.sem,
+                            r.error.odg.mean, r.error.odg.sem});
+      }
+      report(s, "test_overlap simulation", ++done, total);
+    }
+    sim.meta = table_meta(s, 15, base, "simulation");
+    sim.meta["simulation"] = {{"dim", o.dim},
+                              {"seeds", o.seeds},
+                              {"base_seed", o.base_seed},
+                              {"vary", "test_overlap"},
+                              {"seed_rule", "every overlap uses base seed derive_seed(base_seed, \"" +
+                                                sim.stem + "\"): the same trained Gamma per "
+                                                           "seed, evaluated on each test law"}};
+    sim.meta["simulation_errors"] = errors;
+    out.tables.push_back(std::move(sim));
+  }
+  return out;
+}
+
+}  // namespace icl::paperfigs

@@ -1,0 +1,157 @@
+"""Replica theory of in-context learning (icl-theory) from Python.
+
+Params, solve, sweep, phase_grid, regime, critical_rho, atom_mass, has_transition: the
+low-rank replica theory. MarchenkoPastur, GeneralizedMarchenkoPastur, resolvent_moment,
+integrate: spectral measures. simulate, LowRankSimulator: the finite-D simulator (with the
+theory next to it). patch_check, rank1_patch: the exact rank-1 patch of a contextual block.
+optimize: the parameter value that minimizes TM, IDG or ODG. icl_theory.distributed: simulation
+sweeps on dask.distributed, equal to `icl sweep --simulate`.
+
+solve() takes numpy arrays for any parameter (broadcast together) and then returns a
+SolutionArray. Results pickle (multiprocessing, joblib, dask); sweep/phase_grid/vectorized/
+simulation results have to_pandas() when pandas is installed. Long calls take
+progress=True | "tqdm" | callable(done, total, what), release the GIL, and stop on Ctrl-C.
+
+Bad parameters raise InvalidParams (a ValueError) naming the field; numerical failures raise
+NumericalError (a RuntimeError). The compiled core is icl_theory._core.
+"""
+import numpy as np
+
+from . import _core
+from ._core import *  # noqa: F401,F403  (Params, Solution, the spectral and patch functions, ...)
+from ._core import InvalidParams, NumericalError, Params, Solution
+from ._progress import reporter as _reporter
+from ._results import PhaseResult, SimulationResult, SolutionArray, SweepResult
+
+__version__ = _core.__version__
+
+# Params' constructor names, in the order solve() applies array values (gamma last: it sets
+# tau = gamma * kappa from the final kappa, as the constructor does).
+PARAM_NAMES = ("alpha", "alpha_test", "tau", "kappa", "rho", "sigma", "sigma_test", "lambda_",
+               "gamma")
+
+
+def solve(params=None, *, method="saddle", moments="quadrature", residual_tolerance=1e-10,
+          max_iterations=200, start=None, threads=0, progress=None, **values):
+    """Solve the theory at `params` (default Params()) and return a Solution.
+
+    method: 'saddle' (full replica saddle point), 'reduced' (scalar closed forms) or 'letey'
+    (Letey/Lu deterministic equivalent). moments: 'quadrature' | 'exact' spectral moments for
+    the saddle point. start: a previous converged Solution to warm-start from. Raises
+    InvalidParams (ValueError) for bad parameters; non-convergence is reported in
+    .converged/.status, never raised (then every value is NaN, see last_iterate).
+
+    Vectorized: parameters given by keyword (alpha=..., rho=..., lambda_=..., gamma=...;
+    PARAM_NAMES) override those of `params`; when any of them is an array (numpy broadcasting
+    applies between them), every point is solved independently from its own closed-form start
+    (theory::solve_points, on `threads` threads, 0 = every core) and a SolutionArray of the
+    broadcast shape is returned (NaN where a point did not converge; .converged says where).
+    progress: None | True | 'tqdm' | callable(done, total, what), per point.
+    """
+    base = Params() if params is None else params.copy()
+    unknown = set(values) - set(PARAM_NAMES)
+    if unknown:
+        raise TypeError(f"solve() got unexpected keyword arguments {sorted(unknown)}; "
+                        f"parameters are {PARAM_NAMES}")
+    if "tau" in values and "gamma" in values:
+        Params(tau=1.0, gamma=1.0)  # raises the constructor's InvalidParams naming gamma
+    arrays = {k: np.asarray(v, dtype=float) for k, v in values.items()
+              if k != "alpha_test" or v is not None}
+    if values.get("alpha_test", 0) is None:
+        arrays["alpha_test"] = np.asarray(-1.0)  # None = same as alpha
+    if all(a.ndim == 0 for a in arrays.values()):
+        for k in PARAM_NAMES:  # scalars: one Solution, as before
+            if k in arrays:
+                base.set(k, float(arrays[k]))
+        return _core.solve(base, method=method, moments=moments,
+                           residual_tolerance=residual_tolerance, max_iterations=max_iterations,
+                           start=start)
+    if start is not None:
+        e = InvalidParams("start: a warm start applies to one point; vectorized solves start "
+                          "every point from its own closed form")
+        e.field = "start"
+        raise e
+    names = [k for k in PARAM_NAMES if k in arrays]
+    shape = np.broadcast_shapes(*(arrays[k].shape for k in names))
+    table = np.stack([np.broadcast_to(arrays[k], shape).ravel() for k in names], axis=1)
+    with _reporter(progress, "solve") as report:
+        cols = _core._solve_points(base, names, table, method=method, moments=moments,
+                                   residual_tolerance=residual_tolerance,
+                                   max_iterations=max_iterations, threads=threads,
+                                   progress=report)
+    return SolutionArray(cols, shape, {k: arrays[k] for k in names}, base)
+
+
+def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_start=True,
+          max_halvings=6, residual_tolerance=1e-10, progress=None):
+    """Solve along one parameter (`name` in Params.names(), or lambda_) over `values`, with
+    continuation (each point from its closed form, else warm-started from the previous
+    converged point with step halving) -- the library's sweep, as `icl sweep`.
+
+    Returns a SweepResult: a dict of 1-D numpy arrays (the varied parameter under its own
+    name, converged (bool), residual, iterations, tm, idg, odg, the decomposition pieces
+    (tm_algo, tm_mem, tm_struct, idg_*, odg_*), the order parameters, z and e; NaN where a
+    point did not converge), with to_pandas(). Every point is validated first (InvalidParams
+    names the bad one). progress: None | True | 'tqdm' | callable(done, total, what).
+    """
+    with _reporter(progress, f"sweep {name}") as report:
+        cols = _core.sweep(params, name, list(np.asarray(values, dtype=float).ravel()),
+                           method=method, moments=moments, warm_start=warm_start,
+                           max_halvings=max_halvings, residual_tolerance=residual_tolerance,
+                           progress=report)
+    return SweepResult(cols, params.copy(), name)
+
+
+def phase_grid(params, x_name, xs, y_name, ys, *, method="saddle", moments="quadrature",
+               threads=0, progress=None):
+    """Solve on the grid xs x ys of two parameters (names as in sweep()). Returns a
+    PhaseResult: a dict of 2-D numpy arrays of shape (len(xs), len(ys)) (element [i, j] at
+    x = xs[i], y = ys[j]): the quantities of sweep(), the two parameters under their names,
+    and regime (0 task-rich, 1 task-poor, 2 boundary), with to_pandas(). threads = 0 uses
+    every core; results do not depend on it. progress: as in sweep().
+    """
+    with _reporter(progress, "phase") as report:
+        cols = _core.phase_grid(params, x_name, list(np.asarray(xs, dtype=float).ravel()),
+                                y_name, list(np.asarray(ys, dtype=float).ravel()),
+                                method=method, moments=moments, threads=threads,
+                                progress=report)
+    return PhaseResult(cols, params.copy(), x_name, y_name)
+
+
+from . import distributed  # noqa: E402  (imports dask only when used)
+
+
+def _simulation_result(raw):
+    return SimulationResult(*raw)
+
+
+def simulate(params, *, progress=None, **options):
+    """Simulate linear attention trained on low-rank regression tasks at finite D = dim, and
+    (theory=True) solve the theory at the same point.
+
+    Options (keyword, defaults those of the library's SimOptions): dim=60, seeds=5,
+    seed=20251, threads=2, odg='isotropic', solver='cg', min_norm=False, theory=True.
+
+    Returns a SimulationResult: {name: (mean, sem)} over `seeds` seeds ('error.tm',
+    'error.idg', 'error.odg', 'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0',
+    'order.q0', with the theory also the measured decomposition 'decomp.*', solver facts
+    'cg.iterations', ...; sem is NaN for one seed), with .theory (the Solution), .comparison
+    (theory, mean, sem, z per compared quantity), to_dict() (the `icl simulate --json`
+    object) and to_pandas() (the comparison). Seed k is derive_seed(seed, k), so the result
+    does not depend on `threads`. odg: 'isotropic' | 'subspace'; solver: 'cg' | 'direct';
+    min_norm: allow lambda = 0 with tau < 1 (minimum-norm solution). Raises NumericalError
+    when a seed's training does not converge. progress: per seed, as in sweep().
+    """
+    with _reporter(progress, "simulate") as report:
+        return _simulation_result(_core.simulate(params, progress=report, **options))
+
+
+class LowRankSimulator(_core.LowRankSimulator):
+    """The finite-D simulator as an object: LowRankSimulator(params, dim=..., seeds=...,
+    seed=..., threads=..., odg=..., solver=..., min_norm=..., theory=True).run(progress=None)
+    -> SimulationResult (see simulate())."""
+
+    def run(self, progress=None):
+        with _reporter(progress, "simulate") as report:
+            return _simulation_result(super().run(progress=report))
+

@@ -1,0 +1,198 @@
+"""Result types of the Python layer: plain numpy arrays and dicts (so they pickle), with
+to_pandas() when pandas is installed (an optional dependency)."""
+import numpy as np
+
+_ERRORS = ("tm", "idg", "odg")
+_PIECES = ("algo", "mem", "struct")
+# The per-point columns that are facts of the solve rather than values of the solution.
+_FACTS = ("converged", "residual", "iterations", "regime")
+REGIMES = ("task-rich", "task-poor", "boundary")  # the codes 0, 1, 2 of the regime arrays
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("to_pandas() needs pandas, an optional dependency: pip install pandas "
+                          "(Debian: apt-get install python3-pandas)") from e
+    return pandas
+
+
+class SweepResult(dict):
+    """Result of sweep(): a dict of 1-D numpy arrays (the columns of `icl sweep`: the varied
+    parameter under its name, converged, residual, iterations, tm, idg, odg, the decomposition
+    pieces tm_algo ... odg_struct, the order parameters, z, e; NaN where a point did not
+    converge). `.params` is the base Params, `.name` the varied parameter. to_pandas(): one row
+    per point. icl_theory.distributed.simulate_sweep adds the simulation columns sim_*."""
+
+    def __init__(self, columns, params=None, name=None):
+        super().__init__(columns)
+        self.params, self.name = params, name
+
+    def to_pandas(self):
+        """A pandas DataFrame, one row per point, one column per array (varied parameter first)."""
+        pd = _pandas()
+        keys = ([self.name] if self.name in self else []) + [k for k in self if k != self.name]
+        return pd.DataFrame({k: self[k] for k in keys})
+
+    def __reduce__(self):
+        return (type(self), (dict(self), self.params, self.name), self.__dict__)
+
+
+class PhaseResult(dict):
+    """Result of phase_grid(): a dict of 2-D numpy arrays of shape (len(xs), len(ys)) (element
+    [i, j] at x = xs[i], y = ys[j]): the quantities of sweep(), both parameters under their
+    names and regime (0 task-rich, 1 task-poor, 2 boundary). to_pandas(): one row per grid
+    point (long format, x varying slowest)."""
+
+    def __init__(self, columns, params=None, x_name=None, y_name=None):
+        super().__init__(columns)
+        self.params, self.x_name, self.y_name = params, x_name, y_name
+
+    def to_pandas(self):
+        """A pandas DataFrame with one row per grid point; regime as strings."""
+        pd = _pandas()
+        first = [k for k in (self.x_name, self.y_name) if k in self]
+        keys = first + [k for k in self if k not in first]
+        cols = {k: np.asarray(self[k]).ravel() for k in keys}
+        if "regime" in cols:
+            cols["regime"] = pd.Categorical.from_codes(cols["regime"], REGIMES)
+        return pd.DataFrame(cols)
+
+    def __reduce__(self):
+        return (type(self), (dict(self), self.params, self.x_name, self.y_name),
+                self.__dict__)
+
+
+class SolutionArray:
+    """Result of solve() when some parameter is an array: every value as a numpy array of the
+    broadcast shape of the inputs, NaN where a point did not converge.
+
+    shape, size, ndim    the broadcast shape of the array inputs
+    inputs               {name: array of that shape} for every parameter given to solve()
+    params               the base Params (the scalar parameters)
+    converged            bool array; residual_norm (float) and iterations (int) arrays
+    error                {"tm", "idg", "odg": array}
+    decomposition        {"tm"|"idg"|"odg": {"algo", "mem", "struct": array}}
+    order                {"q", "m", "chi", "qbar", "chibar", "mbar", "m0", "q0", "qhat", ...: array}
+    z, e                 arrays; regime: array of "task-rich" | "task-poor" | "boundary"
+    a["idg"], a["odg_struct"], a["q"], ...: any column of `icl sweep` by name (columns())
+    to_pandas()          one row per point: the inputs, then every column
+    a[i, j] is not supported: index the arrays (a.error["idg"][i, j]).
+    """
+
+    def __init__(self, columns, shape, inputs, params):
+        self._columns = {k: np.asarray(v).reshape(shape) for k, v in columns.items()}
+        self.shape = tuple(shape)
+        self.inputs = {k: np.broadcast_to(np.asarray(v, dtype=float), shape).copy()
+                       for k, v in inputs.items()}
+        self.params = params
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __len__(self):
+        return self.shape[0] if self.shape else 1
+
+    def columns(self):
+        """Names usable with a[name]: the per-point columns of `icl sweep` and regime."""
+        return list(self._columns)
+
+    def __getitem__(self, name):
+        if not isinstance(name, str):
+            raise TypeError("SolutionArray[name] takes a column name (columns()); index the "
+                            "arrays themselves, e.g. a.error['idg'][i, j]")
+        return self._columns[name]
+
+    @property
+    def converged(self):
+        return self._columns["converged"]
+
+    @property
+    def residual_norm(self):
+        return self._columns["residual"]
+
+    @property
+    def iterations(self):
+        return self._columns["iterations"]
+
+    @property
+    def error(self):
+        return {k: self._columns[k] for k in _ERRORS}
+
+    @property
+    def decomposition(self):
+        return {k: {p: self._columns[f"{k}_{p}"] for p in _PIECES} for k in _ERRORS}
+
+    @property
+    def order(self):
+        skip = set(_FACTS) | set(_ERRORS) | {"z", "e"} | {
+            f"{k}_{p}" for k in _ERRORS for p in _PIECES}
+        return {k: v for k, v in self._columns.items() if k not in skip}
+
+    @property
+    def z(self):
+        return self._columns["z"]
+
+    @property
+    def e(self):
+        return self._columns["e"]
+
+    @property
+    def regime(self):
+        return np.asarray(REGIMES, dtype=object)[self._columns["regime"]]
+
+    def to_pandas(self):
+        """A pandas DataFrame with one row per point (C order): the inputs, then every column
+        (regime as strings)."""
+        pd = _pandas()
+        cols = {k: v.ravel() for k, v in self.inputs.items()}
+        for k, v in self._columns.items():
+            cols[k] = v.ravel()
+        cols["regime"] = pd.Categorical.from_codes(cols["regime"], REGIMES)
+        return pd.DataFrame(cols)
+
+    def __repr__(self):
+        n_ok = int(np.count_nonzero(self.converged))
+        return (f"<SolutionArray shape={self.shape} inputs={list(self.inputs)} "
+                f"converged={n_ok}/{self.size}>")
+
+
+class SimulationResult(dict):
+    """Result of simulate(): {name: (mean, sem)} over seeds for every simulated quantity
+    ("error.idg", "order.q0", "cg.iterations", ...; sem NaN for one seed), plus
+
+    theory       the theory Solution at the same point (saddle point, or the ridgeless
+                 Letey/Lu branch for lambda = 0, tau < 1), None with theory=False or where the
+                 theory does not apply
+    comparison   [{quantity, theory, mean, sem, z}] for the compared quantities (the errors
+                 and order parameters enforced by `icl verify`); empty without a converged theory
+    to_dict()    everything, as `icl simulate --json` writes it
+    to_pandas()  the comparison as a DataFrame indexed by quantity
+    """
+
+    def __init__(self, estimates, json=None, theory=None, comparison=()):
+        super().__init__(estimates)
+        self.json, self.theory, self.comparison = json, theory, list(comparison)
+
+    def to_dict(self):
+        return self.json
+
+    @property
+    def params(self):
+        return self.json["params"] if self.json else None
+
+    def to_pandas(self):
+        pd = _pandas()
+        cols = ("quantity", "theory", "mean", "sem", "z")
+        return pd.DataFrame([[r[c] for c in cols] for r in self.comparison],
+                            columns=cols).set_index("quantity")
+
+    def __reduce__(self):
+        return (type(self), (dict(self), self.json, self.theory, self.comparison),
+                self.__dict__)

@@ -1,0 +1,280 @@
+"""icl_theory: results pickle (also through a multiprocessing Pool), vectorized solves
+(SolutionArray), to_pandas() (skipped without pandas) and progress callbacks (run with
+unittest)."""
+import math
+import multiprocessing
+import pickle
+import unittest
+
+import numpy as np
+
+import icl_theory as icl
+
+try:
+    import pandas
+except ImportError:
+    pandas = None
+try:
+    import tqdm
+except ImportError:
+    tqdm = None
+
+
+def same(a, b):
+    """Equal bit for bit, NaN equal to NaN (nested dicts, lists, tuples, arrays, floats)."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == b
+
+
+def solve_in_worker(p):
+    """Top-level (picklable) worker: a Params in, a Solution out."""
+    return icl.solve(p)
+
+
+class PickleTest(unittest.TestCase):
+    def assert_round_trip(self, obj, as_dict=lambda x: x):
+        back = pickle.loads(pickle.dumps(obj))
+        self.assertIs(type(back), type(obj))
+        self.assertTrue(same(as_dict(back), as_dict(obj)))
+        return back
+
+    def test_solution_round_trip_bit_for_bit(self):
+        s = icl.solve(icl.Params(alpha=3.5, rho=0.25, lambda_=1e-3))
+        back = self.assert_round_trip(s, lambda x: x.to_dict())
+        self.assertEqual(back.params, s.params)
+        self.assertEqual((back.converged, back.status, back.iterations, back.method),
+                         (s.converged, s.status, s.iterations, s.method))
+        for method in ("reduced", "letey"):
+            self.assert_round_trip(icl.solve(icl.Params(), method=method), lambda x: x.to_dict())
+
+    def test_non_converged_solution_keeps_nan_and_last_iterate(self):
+        s = icl.solve(icl.Params(), max_iterations=1, residual_tolerance=1e-300)
+        self.assertFalse(s.converged)
+        back = self.assert_round_trip(s, lambda x: x.to_dict())
+        self.assertTrue(math.isnan(back.error["idg"]))
+        self.assertTrue(same(back.last_iterate, s.last_iterate))
+        self.assertEqual(back.message, s.message)
+
+    def test_sweep_phase_vectorized_and_simulation_results(self):
+        p = icl.Params()
+        sw = self.assert_round_trip(icl.sweep(p, "alpha", [1.0, 2.0]), dict)
+        self.assertEqual((sw.name, sw.params), ("alpha", p))
+        ph = self.assert_round_trip(icl.phase_grid(p, "kappa", [0.5, 1.5], "rho", [0.3, 0.9]),
+                                    dict)
+        self.assertEqual((ph.x_name, ph.y_name), ("kappa", "rho"))
+        a = icl.solve(p, alpha=[1.0, 2.0])
+        b = self.assert_round_trip(a, lambda x: (x.shape, x.inputs, x._columns))
+        self.assertEqual(b.params, p)
+        sim = icl.simulate(p, dim=12, seeds=2, seed=3)
+        back = self.assert_round_trip(sim, dict)
+        self.assertTrue(same(back.comparison, sim.comparison))
+        self.assertTrue(same(back.to_dict(), sim.to_dict()))
+        self.assertEqual(back.theory.to_dict(), sim.theory.to_dict())
+
+    def test_multiprocessing_pool_of_two(self):
+        # Params go to the workers and Solutions come back by pickle (spawn: a fresh
+        # interpreter per worker, as on macOS/Windows and in dask).
+        params = [icl.Params(alpha=a) for a in (1.0, 2.0, 3.0, 4.0)]
+        with multiprocessing.get_context("spawn").Pool(2) as pool:
+            got = pool.map(solve_in_worker, params)
+        for p, s in zip(params, got):
+            self.assertEqual(s.to_dict(), icl.solve(p).to_dict())
+
+
+class VectorizedSolveTest(unittest.TestCase):
+    def test_broadcast_shape_and_each_point_equals_the_scalar_solve(self):
+        p = icl.Params()
+        alpha = np.array([0.5, 2.0, 6.0])[:, None]
+        rho = np.array([0.2, 0.9])
+        a = icl.solve(p, alpha=alpha, rho=rho, lambda_=1e-3)
+        self.assertIsInstance(a, icl.SolutionArray)
+        self.assertEqual(a.shape, (3, 2))
+        self.assertEqual(a.error["idg"].shape, (3, 2))
+        self.assertEqual(a.converged.dtype, bool)
+        self.assertEqual(sorted(a.inputs), ["alpha", "lambda_", "rho"])
+        for i in range(3):
+            for j in range(2):
+                s = icl.solve(icl.Params(alpha=alpha[i, 0], rho=rho[j], lambda_=1e-3))
+                self.assertEqual(a.converged[i, j], s.converged)
+                # Same computation (each point from its own closed form): bit for bit.
+                self.assertEqual(a.error["idg"][i, j], s.error["idg"])
+                self.assertEqual(a.decomposition["odg"]["struct"][i, j],
+                                 s.decomposition["odg"]["struct"])
+                self.assertEqual(a.order["q0"][i, j], s.order["q0"])
+                self.assertEqual(a["z"][i, j], s.z)
+                self.assertEqual(a.regime[i, j], s.regime)
+
+    def test_threads_do_not_change_the_result(self):
+        kw = dict(alpha=np.linspace(0.5, 4, 7), rho=np.linspace(0.1, 1, 5)[:, None])
+        one = icl.solve(icl.Params(), threads=1, **kw)
+        two = icl.solve(icl.Params(), threads=2, **kw)
+        for k in one.columns():
+            self.assertTrue(same(one[k], two[k]), k)
+
+    def test_non_converged_points_are_nan(self):
+        a = icl.solve(icl.Params(), kappa=[1.5, 1e-300])
+        self.assertEqual(a.converged.tolist(), [True, False])
+        self.assertTrue(math.isfinite(a.error["idg"][0]))
+        for k in a.columns():
+            if k not in ("converged", "residual", "iterations", "regime"):
+                self.assertTrue(math.isnan(a[k][1]), k)
+
+    def test_gamma_alpha_test_and_scalars(self):
+        p = icl.Params(kappa=2.0)
+        a = icl.solve(p, gamma=[1.0, 1.5], kappa=[2.0, 3.0])  # gamma applies after kappa
+        self.assertEqual(a.error["tm"][1], icl.solve(icl.Params(kappa=3.0, gamma=1.5)).error["tm"])
+        b = icl.solve(p, alpha=[1.0, 2.0], alpha_test=None)
+        self.assertEqual(b.error["idg"][0], icl.solve(icl.Params(kappa=2.0, alpha=1.0)).error["idg"])
+        s = icl.solve(p, alpha=3.0)  # all scalars: a Solution
+        self.assertIsInstance(s, icl.Solution)
+        self.assertEqual(s.params.alpha, 3.0)
+
+    def test_bad_input(self):
+        with self.assertRaisesRegex(icl.InvalidParams, "rho") as cm:
+            icl.solve(icl.Params(), rho=[0.5, 1.5])
+        self.assertEqual(cm.exception.field, "rho")
+        self.assertIn("point 1", str(cm.exception))
+        with self.assertRaises(icl.InvalidParams) as cm:
+            icl.solve(icl.Params(), tau=[1.0, 2.0], gamma=1.0)
+        self.assertEqual(cm.exception.field, "gamma")
+        with self.assertRaises(ValueError):  # shapes that do not broadcast
+            icl.solve(icl.Params(), alpha=[1.0, 2.0], rho=[0.1, 0.2, 0.3])
+        with self.assertRaises(TypeError):
+            icl.solve(icl.Params(), alhpa=[1.0, 2.0])
+
+
+@unittest.skipIf(pandas is None, "pandas is not installed (optional; Debian: python3-pandas)")
+class PandasTest(unittest.TestCase):
+    def test_sweep_phase_vectorized_simulation(self):
+        p = icl.Params()
+        sw = icl.sweep(p, "alpha", [1.0, 2.0, 3.0])
+        df = sw.to_pandas()
+        self.assertEqual(list(df.columns[:2]), ["alpha", "converged"])
+        self.assertEqual(len(df), 3)
+        self.assertTrue(same(df["idg"].to_numpy(), sw["idg"]))
+        ph = icl.phase_grid(p, "kappa", [0.5, 1.5], "rho", [0.3, 0.6, 0.9])
+        dfp = ph.to_pandas()
+        self.assertEqual(len(dfp), 6)
+        self.assertEqual(list(dfp.columns[:2]), ["kappa", "rho"])
+        # long format, x slowest: row 1 is (kappa 0.5, rho 0.6)
+        self.assertEqual((dfp["kappa"][1], dfp["rho"][1]), (0.5, 0.6))
+        self.assertEqual(dfp["regime"][1], "task-poor")
+        a = icl.solve(p, alpha=[1.0, 2.0], rho=[[0.3], [0.9]])
+        dfa = a.to_pandas()
+        self.assertEqual(len(dfa), 4)
+        self.assertTrue(same(dfa["idg"].to_numpy(), a.error["idg"].ravel()))
+        sim = icl.simulate(p, dim=12, seeds=2, seed=3)
+        dfs = sim.to_pandas()
+        self.assertEqual(dfs.loc["error.idg", "mean"], sim["error.idg"][0])
+        self.assertEqual(dfs.loc["error.idg", "theory"], sim.theory.error["idg"])
+
+
+class OptionalPackagesMissingTest(unittest.TestCase):
+    """Without pandas / tqdm (hidden through sys.modules) the messages say how to install them."""
+
+    def test_to_pandas_without_pandas(self):
+        import unittest.mock
+        sw = icl.sweep(icl.Params(), "alpha", [1.0])
+        with unittest.mock.patch.dict("sys.modules", {"pandas": None}):
+            with self.assertRaisesRegex(ImportError, "python3-pandas"):
+                sw.to_pandas()
+
+    def test_progress_without_tqdm(self):
+        import io
+        import unittest.mock
+        with unittest.mock.patch.dict("sys.modules", {"tqdm": None}):
+            with self.assertRaisesRegex(ImportError, "python3-tqdm"):
+                icl.sweep(icl.Params(), "alpha", [1.0], progress="tqdm")
+            err = io.StringIO()
+            with unittest.mock.patch("sys.stderr", err):  # True: a plain stderr line instead
+                icl.sweep(icl.Params(), "alpha", [1.0, 2.0], progress=True)
+            self.assertIn("2/2 point", err.getvalue())
+
+
+class ProgressTest(unittest.TestCase):
+    def test_callback_sees_every_point_in_order(self):
+        calls = []
+        icl.sweep(icl.Params(), "alpha", [1.0, 2.0, 3.0],
+                  progress=lambda d, n, w: calls.append((d, n, w)))
+        self.assertEqual(calls, [(1, 3, "point"), (2, 3, "point"), (3, 3, "point")])
+        calls.clear()
+        icl.solve(icl.Params(), alpha=np.linspace(1, 3, 5), threads=2,
+                  progress=lambda d, n, w: calls.append(d))
+        self.assertEqual(calls, [1, 2, 3, 4, 5])  # serialized, increasing
+        calls.clear()
+        icl.simulate(icl.Params(), dim=10, seeds=3, seed=1, progress=lambda d, n, w: calls.append((d, n, w)))
+        self.assertEqual(calls, [(1, 3, "seed"), (2, 3, "seed"), (3, 3, "seed")])
+
+    def test_an_exception_in_the_callback_stops_the_call_and_propagates(self):
+        class Stop(Exception):
+            pass
+
+        seen = []
+
+        def stop_at_2(done, total, what):
+            seen.append(done)
+            if done == 2:
+                raise Stop()
+
+        with self.assertRaises(Stop):
+            icl.sweep(icl.Params(), "alpha", np.linspace(1, 3, 50), progress=stop_at_2)
+        self.assertEqual(seen, [1, 2])  # cancelled at once: no further point reported
+        seen.clear()
+        with self.assertRaises(Stop):
+            icl.solve(icl.Params(), alpha=np.linspace(1, 3, 50), threads=2, progress=stop_at_2)
+        self.assertEqual(seen, [1, 2])
+        seen.clear()
+        with self.assertRaises(Stop):  # worker threads: no new seed after the cancelling report
+            icl.simulate(icl.Params(), dim=10, seeds=4, seed=1, progress=stop_at_2)
+        self.assertEqual(seen, [1, 2])
+
+    def test_ctrl_c_interrupts_a_long_call(self):
+        # A vectorized solve of 10^6 points (~30 s) in a child; SIGINT once it is computing must
+        # end it with KeyboardInterrupt at the next point (checked even without a callback).
+        # The 60 s limit only catches a hang; it is not a speed assertion.
+        import os
+        import signal
+        import subprocess
+        import sys
+        code = ("import sys, numpy as np, icl_theory as icl\n"
+                "print('start', flush=True)\n"
+                "icl.solve(icl.Params(), alpha=np.linspace(0.5, 4, 10**6), threads=2)\n"
+                "print('finished', flush=True)\n")
+        child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        try:
+            self.assertEqual(child.stdout.readline().strip(), "start")
+            import time
+            time.sleep(1.0)  # inside the solve
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        self.assertNotIn("finished", out)
+        self.assertIn("KeyboardInterrupt", err)
+
+    def test_bad_progress_argument(self):
+        with self.assertRaises(TypeError):
+            icl.sweep(icl.Params(), "alpha", [1.0], progress="bar")
+
+    @unittest.skipIf(tqdm is None, "tqdm is not installed (optional; Debian: python3-tqdm)")
+    def test_tqdm(self):
+        import io
+        import unittest.mock
+        err = io.StringIO()
+        with unittest.mock.patch("sys.stderr", err):
+            icl.sweep(icl.Params(), "alpha", [1.0, 2.0, 3.0], progress="tqdm")
+        self.assertIn("3/3", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
