@@ -94,9 +94,11 @@ void DynamicsOptions::validate() const {
   if (!(tol > 0)) throw InvalidParams("tol", "must be > 0");
 }
 
-DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Prompt>& prompts) {
+DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Prompt>& prompts,
+                                 const numerics::Progress& progress) {
   DynamicsMeasure m;
   if (prompts.empty()) return m;
+  std::size_t done = 0;
   const int n = static_cast<int>(prompts[0].tokens.cols()) - 1;
   m.fit_from = std::max(2, n / 8);
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(n));
@@ -108,6 +110,7 @@ DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Pro
     m.gd_max_rel = std::max(m.gd_max_rel, r.gd_max_rel);
     m.slopes.push_back(r.slope);
     slope += r.slope;
+    if (progress) progress(++done, prompts.size(), "prompt");
   }
   m.slope_mean_over_prompts = slope / static_cast<double>(prompts.size());
   std::vector<double> xs, ys;
@@ -145,10 +148,17 @@ DynamicsResult run_dynamics(const DynamicsOptions& o, const numerics::Progress& 
     m.config = w.config;
     m.label = file.empty() ? "random" : "loaded";
     m.weights = file;
-    m.initial = measure_dynamics(w, prompts);
-    if (progress) progress(1, 1, (w.config.kind == LayerKind::Rnn ? "rnn" : "attention"));
+    // Each prompt's prefix patches take O(context) block evaluations: progress per prompt.
+    const std::string kind = w.config.kind == LayerKind::Rnn ? "rnn" : "attention";
+    const auto per_prompt = [&](const std::string& stage) -> numerics::Progress {
+      if (!progress) return {};
+      return [&progress, stage](std::size_t d, std::size_t n, const std::string& what) {
+        progress(d, n, stage + " " + what);
+      };
+    };
+    m.initial = measure_dynamics(w, prompts, per_prompt(kind));
     m.training = pretrain(w, o.training, o.seed, o.context, progress);
-    if (m.training) m.trained = measure_dynamics(w, prompts);
+    if (m.training) m.trained = measure_dynamics(w, prompts, per_prompt(kind + " trained"));
   };
   model(r.attention, wa, o.model.weights);
   model(r.rnn, wr, o.rnn_weights);

@@ -123,8 +123,12 @@ struct DynamicsResult {
   double tolerance = 0;
   DynamicsModel attention, rnn;
 };
-// The mean curve and fits of implicit_dynamics over `prompts` (fit from max(2, n/8)).
-DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Prompt>& prompts);
+// The mean curve and fits of implicit_dynamics over `prompts` (fit from max(2, n/8));
+// progress(k, prompts, "prompt") after each.
+DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Prompt>& prompts,
+                                 const numerics::Progress& progress = {});
+// Progress: per prompt for each model ("attention prompt", "rnn prompt"; after training steps,
+// "attention trained prompt", ...).
 DynamicsResult run_dynamics(const DynamicsOptions& options, const numerics::Progress& progress = {});
 
 // ---- thought patch (docs/patch.md §10) -------------------------------------------------------
