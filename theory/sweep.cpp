@@ -1,15 +1,13 @@
 #include "theory/sweep.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cmath>
 #include <map>
-#include <mutex>
-#include <thread>
 
 #include "numerics/continuation.hpp"
 #include "numerics/error.hpp"
+#include "numerics/parallel.hpp"
 
 namespace icl::theory {
 namespace {
@@ -131,25 +129,10 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
   std::vector<Solution> out(total);
   // Points are independent (each starts from its own reduced closed form), so the result does
   // not depend on the number of threads or the order of work.
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<std::size_t> next{0}, done{0};
-  std::mutex progress_mutex;
-  auto worker = [&] {
-    for (std::size_t k; (k = next.fetch_add(1)) < total;) {
-      const Params p = at(at(base, x_name, xs[k / ny]), y_name, ys[k % ny]);
-      out[k] = solve(p, options.solve);
-      const std::size_t d = ++done;
-      if (options.progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(d, total, "point");
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
+  numerics::parallel_for(
+      total, options.threads,
+      [&](std::size_t k) { out[k] = solve(at(at(base, x_name, xs[k / ny]), y_name, ys[k % ny]), options.solve); },
+      options.progress, "point");
   return out;
 }
 
