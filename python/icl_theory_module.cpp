@@ -71,4 +71,5 @@ PYBIND11_MODULE(icl_theory, m) {
   icl::python::bind_simulate(m);
   icl::python::bind_patch(m);
   icl::python::bind_optimize(m);
+  icl::python::bind_boundary(m);
 }
