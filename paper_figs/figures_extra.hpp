@@ -23,6 +23,7 @@ FigureData fig_patch_layers(const Settings& s);   // 9
 FigureData fig_patch_steps(const Settings& s);    // 10
 FigureData fig_patch_align(const Settings& s);    // 11
 FigureData fig_thought_patch(const Settings& s);  // 12
+FigureData fig_transition_alpha(const Settings& s);  // 13 (beyond the papers)
 
 
 // Shared by the data steps of figures 1-6 (figures.cpp).

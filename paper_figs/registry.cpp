@@ -1,4 +1,4 @@
-// The registry of the twelve figures: number, name, paper, description and data step of each.
+// The registry of the figures: number, name, paper, description and data step of each.
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +49,11 @@ std::vector<Figure> make_registry() {
       fig_patch_align);
   add(12, "thought_patch", "implicit-dynamics",
       "thought patch: train and held-out error against calibration size", fig_thought_patch);
+  // Beyond the papers (the registry has no groups: the paper field says so).
+  add(13, "transition_alpha", "beyond-the-papers",
+      "where the IDG transition sits at finite alpha: steepest point along rho for several "
+      "kappa, approaching rho = kappa",
+      fig_transition_alpha);
   return f;
 }
 

@@ -199,11 +199,13 @@ class YSolver {
                    " end of " + range_text() + " (no interior maximum on the scan)" + skipped_text();
       return;
     }
-    // Refine the maximum of |D_h f|, D_h f(t) = (f(t + h) - f(t - h)) / 2h, on the bracket of
-    // the scan's largest slope, kept h inside the range.
+    // Refine the maximum of |D_h f|, D_h f(t) = (f(t + h) - f(t - h)) / 2h, by Brent on the
+    // bracket [t_{k-1}, t_{k+1}] around the scan's largest slope, kept h inside the range. A peak
+    // narrower than the scan spacing can sit just outside that bracket (the scan's three-point
+    // slopes smooth it): when Brent ends at an edge of its bracket, the bracket moves one scan
+    // cell that way (at most scan_points times) while the slope keeps growing.
     const ScanPoint& mid = pts_[best];
     const double t_lo = axis_.to_t(axis_.lo) + h_, t_hi = axis_.to_t(axis_.hi) - h_;
-    const double a = std::max(pts_[best - 1].t, t_lo), b = std::min(pts_[best + 1].t, t_hi);
     double best_t = mid.t, best_slope = 0;
     const auto slope = [&](double t) {
       return (eval(t + h_, mid.order, pt) - eval(t - h_, mid.order, pt)) / (2 * h_);
@@ -213,12 +215,30 @@ class YSolver {
       if (std::abs(s) > std::abs(best_slope)) best_t = t, best_slope = s;
       return -std::abs(s);
     };
-    std::uintmax_t iterations = o_.max_iterations;
-    boost::math::tools::brent_find_minima(objective, a, b, o_.bits, iterations);
-    if (iterations >= static_cast<std::uintmax_t>(o_.max_iterations)) {
-      pt.status = Status::NotConverged;
-      pt.message = "Brent did not converge in " + std::to_string(o_.max_iterations) +
-                   " iterations on [" + fmt(axis_.to_x(a)) + ", " + fmt(axis_.to_x(b)) + "]";
+    int centre = best;
+    for (int moves = 0;; ++moves) {
+      const double a = std::max(pts_[centre - 1].t, t_lo), b = std::min(pts_[centre + 1].t, t_hi);
+      const double before = std::abs(best_slope);
+      std::uintmax_t iterations = o_.max_iterations;
+      boost::math::tools::brent_find_minima(objective, a, b, o_.bits, iterations);
+      if (iterations >= static_cast<std::uintmax_t>(o_.max_iterations)) {
+        pt.status = Status::NotConverged;
+        pt.message = "Brent did not converge in " + std::to_string(o_.max_iterations) +
+                     " iterations on [" + fmt(axis_.to_x(a)) + ", " + fmt(axis_.to_x(b)) + "]";
+        return;
+      }
+      const double edge = 4 * tolerance(a, b, o_.bits) + 1e-3 * (b - a);
+      const int step = best_t - a <= edge && a > t_lo ? -1 : b - best_t <= edge && b < t_hi ? 1 : 0;
+      if (step == 0 || moves == o_.scan_points || (moves > 0 && !(std::abs(best_slope) > before)) ||
+          centre + step < 1 || centre + step > m - 2)
+        break;
+      centre += step;
+    }
+    if (best_t - t_lo <= 4 * tolerance(t_lo, t_hi, o_.bits) ||
+        t_hi - best_t <= 4 * tolerance(t_lo, t_hi, o_.bits)) {
+      pt.status = Status::CheckFailed;
+      pt.message = slope_name + " grows up to the " + (best_t - t_lo < t_hi - best_t ? "lower" : "upper") +
+                   " end of " + range_text() + " (no interior maximum)" + skipped_text();
       return;
     }
     pt.status = Status::Converged;
