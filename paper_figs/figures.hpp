@@ -6,7 +6,7 @@
 // reading those TSVs and writing DIR/<name>.pdf and DIR/<name>.png.
 //
 // Adding a figure = adding one entry to the table in figures.cpp (and its plot script); the
-// figures, numbered 1-12, are described in paper_figs/README.md.
+// figures, numbered 1-13 (13: beyond the papers), are described in paper_figs/README.md.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -48,13 +48,13 @@ using DataStep = std::function<FigureData(const Settings&)>;
 struct Figure {
   int number = 0;            // figure number (paper_figs/README.md)
   std::string name;          // DIR/<name>.pdf, plot_<name>.py
-  std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics"
+  std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics" | "beyond-the-papers"
   std::string description;   // one line
   DataStep data;             // every figure has one
   std::string script() const { return "plot_" + name + ".py"; }
 };
 
-// All figures in number order (1..12).
+// All figures in number order (1..13).
 const std::vector<Figure>& registry();
 // By name or by number ("3"); nullptr when unknown.
 const Figure* find_figure(const std::string& name_or_number);

@@ -1,4 +1,4 @@
-// Data steps of the twelve figures (registered in registry.cpp) and the helpers the data steps
+// Data steps of the figures (registered in registry.cpp) and the helpers the data steps
 // share. Internal to icl_paperfigs.
 #pragma once
 #include <cstddef>
