@@ -46,6 +46,16 @@ nlohmann::ordered_json decomposition_json(const Decomposition& d) {
   return {{"tm", components(d.tm)}, {"idg", components(d.idg)}, {"odg", components(d.odg)}};
 }
 
+nlohmann::ordered_json bayes_json(const BayesOptimal& b) { return {{"idg", b.idg}, {"odg", b.odg}}; }
+
+nlohmann::ordered_json last_iterate_json(const LastIterate& l, Method method) {
+  return {{"order", order_json(l.order, method)},
+          {"error", error_json(l.error)},
+          {"decomposition", decomposition_json(l.decomposition)},
+          {"z", l.z},
+          {"e", l.e}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json to_json(const Params& p) {
@@ -75,22 +85,26 @@ nlohmann::ordered_json to_json(const Solution& s) {
       {"message", s.message},
       {"order", order_json(s.order, s.method)},
       {"error", error_json(s.error)},
-      {"bayes_optimal", {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}}},
+      {"bayes_optimal", bayes_json(s.bayes_optimal)},
       {"decomposition", decomposition_json(s.decomposition)},
       {"regime", to_string(s.regime)},
       {"effective_ridge", -s.z},
       {"z", s.z},
       {"e", s.e},
       {"nu", s.nu}};
-  if (s.last_iterate) {
-    const LastIterate& l = *s.last_iterate;
-    j["last_iterate"] = {{"order", order_json(l.order, s.method)},
-                         {"error", error_json(l.error)},
-                         {"decomposition", decomposition_json(l.decomposition)},
-                         {"z", l.z},
-                         {"e", l.e}};
-  }
+  if (s.last_iterate) j["last_iterate"] = last_iterate_json(*s.last_iterate, s.method);
   return j;
+}
+
+nlohmann::ordered_json to_json_block(const Solution& s, const std::string& key) {
+  if (key == "params") return to_json(s.params);
+  if (key == "order") return order_json(s.order, s.method);
+  if (key == "error") return error_json(s.error);
+  if (key == "bayes_optimal") return bayes_json(s.bayes_optimal);
+  if (key == "decomposition") return decomposition_json(s.decomposition);
+  if (key == "last_iterate")
+    return s.last_iterate ? last_iterate_json(*s.last_iterate, s.method) : nlohmann::ordered_json();
+  return to_json(s).at(key);  // the scalars: no faster route needed
 }
 
 std::string to_text(const Solution& s) {
