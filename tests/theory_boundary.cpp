@@ -315,3 +315,20 @@ TEST_CASE("boundary: validate() names the field") {
   CHECK(field_of(o) == "alpha");
   CHECK_THROWS_AS(criterion_from_string("steep"), icl::InvalidParams);
 }
+
+TEST_CASE("quantity_value: every quantity by name, NaN without convergence") {
+  const Solution s = solve(Params{});
+  REQUIRE(s.converged());
+  CHECK(quantity_value(s, "idg") == s.error.idg);
+  CHECK(quantity_value(s, "odg_struct") == s.decomposition.odg.structural);
+  CHECK(quantity_value(s, "m0") == s.order.m0);
+  CHECK(quantity_value(s, "z") == s.z);
+  CHECK(quantity_value(s, "bayes_idg") == s.bayes_optimal.idg);
+  for (const auto& name : quantity_names()) {
+    CAPTURE(name);
+    CHECK(std::isfinite(quantity_value(s, name)));
+    CHECK(std::isnan(quantity_value(Solution{}, name)));  // status NotConverged
+  }
+  CHECK_THROWS_AS(quantity_value(s, "converged"), icl::InvalidParams);  // bookkeeping, not a quantity
+  CHECK_THROWS_AS(quantity_value(s, "foo"), icl::InvalidParams);
+}

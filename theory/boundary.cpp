@@ -315,7 +315,7 @@ Criterion criterion_from_string(const std::string& s) {
 }
 
 void BoundaryOptions::validate() const {
-  if (!is_quantity_name(quantity)) quantity_value(Solution{}, quantity, "quantity");  // throws
+  check_quantity_name(quantity, "quantity");
   if (criterion == Criterion::Level && !std::isfinite(level))
     throw InvalidParams("level", "the level criterion needs a finite level (got " + fmt(level) + ")");
   if (!is_param_name(x)) throw InvalidParams("x", "unknown parameter name '" + x + "'");

@@ -96,6 +96,12 @@ bool is_quantity_name(const std::string& name) {
   return std::find(n.begin(), n.end(), name) != n.end();
 }
 
+void check_quantity_name(const std::string& name, const std::string& field) {
+  if (!is_quantity_name(name))
+    throw InvalidParams(field, "unknown quantity '" + name + "' (one of tm idg odg, tm_algo ... "
+                               "odg_struct, the order parameters, z, e, bayes_idg, bayes_odg)");
+}
+
 double quantity_value(const Solution& s, const std::string& name, const std::string& field) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   // The common ones without building the row.
@@ -108,9 +114,7 @@ double quantity_value(const Solution& s, const std::string& name, const std::str
   if (name == "bayes_odg") return s.converged() ? s.bayes_optimal.odg : nan;
   static const std::vector<std::string> columns = solution_columns();
   const auto it = std::find(columns.begin(), columns.end(), name);
-  if (it == columns.end() || bookkeeping(name))
-    throw InvalidParams(field, "unknown quantity '" + name + "' (one of tm idg odg, tm_algo ... "
-                               "odg_struct, the order parameters, z, e, bayes_idg, bayes_odg)");
+  if (it == columns.end() || bookkeeping(name)) check_quantity_name(name, field);  // throws
   return solution_row(s)[static_cast<std::size_t>(it - columns.begin())];
 }
 

@@ -52,6 +52,8 @@ Solution solve_near(const Params& p, const SolveOptions& options, const OrderPar
 // (Solution::bayes_optimal, docs/theory.md §17).
 const std::vector<std::string>& quantity_names();
 bool is_quantity_name(const std::string& name);
+// Throws InvalidParams(field) naming the quantities unless is_quantity_name(name).
+void check_quantity_name(const std::string& name, const std::string& field = "quantity");
 // The quantity at s; NaN when s did not converge (or the method does not define it). Throws
 // InvalidParams(field) for an unknown name.
 double quantity_value(const Solution& s, const std::string& name, const std::string& field = "quantity");
