@@ -45,6 +45,10 @@ void register_boundary(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "boundary", "Per value of --y, the --x where a level is crossed, the slope is steepest, or "
                   "the minimum sits (scan + TOMS 748 / Brent)");
+  cmd->footer("ERR: tm, idg, odg, a decomposition piece (tm_algo ... odg_struct), an order "
+              "parameter (q m chi qbar chibar mbar m0 q0 qhat mhat chihat qbarhat chibarhat), z, e, "
+              "bayes_idg, bayes_odg. A --y value with no such --x in range is a row with nan and "
+              "converged = 0 (the reason in the JSON message). docs/theory.md §19.");
   opt->flags.add_to(*cmd);
   cmd->add_option("--x", opt->x, "NAME=START:STOP: the parameter searched and its range (log "
                                  "scale when START > 0)")->required();
