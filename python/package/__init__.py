@@ -28,7 +28,7 @@ __version__ = _core.__version__
 # Params' constructor names, in the order solve() applies array values (gamma last: it sets
 # tau = gamma * kappa from the final kappa, as the constructor does).
 PARAM_NAMES = ("alpha", "alpha_test", "tau", "kappa", "rho", "sigma", "sigma_test", "lambda_",
-               "gamma")
+               "test_overlap", "gamma")
 
 
 def solve(params=None, *, method="saddle", moments="quadrature", residual_tolerance=1e-10,
