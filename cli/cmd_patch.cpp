@@ -39,6 +39,7 @@ struct Flags {
   int heldout = 256;
   double ridge = 1e-6, sgd_lr = 0.01;
   std::vector<int> sgd_steps{1, 2, 5, 10, 20, 50, 100};
+  std::vector<std::string> protocols{"all"};
   bool no_patch_track = false;
 };
 
@@ -246,16 +247,36 @@ void run_align(const Flags& f, const CLI::App& app) {
   auto o = common_options<P::AlignOptions>(f, app);
   o.steps = f.sgd_steps;
   o.lr = f.sgd_lr;
+  o.protocols.clear();
+  for (const std::string& name : f.protocols) {
+    if (name == "all") {
+      for (P::AlignProtocol p : P::all_align_protocols()) o.protocols.push_back(p);
+    } else {
+      o.protocols.push_back(P::align_protocol_from_string(name));
+    }
+  }
   const P::AlignResult r = P::run_align(o, reporter(f, "patch align"));
   save_if(f, r.model);
   if (emit_result(f, r, P::to_json(r))) return;
-  const P::Alignment& a = r.alignment;
-  std::cout << "alignment cos_F(dW(C), dW_sgd), " << r.prompts << " prompts"
-            << (r.trained ? "" : " (RANDOM weights: expect about 0)") << "\n"
-            << "sgd_steps\tcos_mean\tcos_sem\tmismatched\n";
-  for (std::size_t s = 0; s < a.steps.size(); ++s)
-    std::cout << a.steps[s] << '\t' << format_number(a.mean[s]) << '\t' << format_number(a.sem[s])
-              << '\t' << format_number(a.mismatched_mean[s]) << '\n';
+  std::cout << "alignment cos_F(implicit dW, explicit update on W1), " << r.prompts << " prompts"
+            << (r.trained ? "" : " (RANDOM weights: expect about 0)") << "; mean +- s.e.\n";
+  const auto est = [](const numerics::Estimate& e) {
+    return format_number(e.mean) + " +- " + format_number(e.sem);
+  };
+  for (const P::AlignCurve& c : r.curves) {
+    std::cout << P::to_string(c.protocol) << ": " << est(c.summary) << " (mismatched "
+              << est(c.summary_mismatched) << ", random weights " << est(c.summary_random) << ")";
+    if (c.protocol == P::AlignProtocol::PerToken)
+      std::cout << "; factors left " << est(c.left) << ", right " << est(c.right);
+    std::cout << "\n";
+    if (c.protocol == P::AlignProtocol::FullBatch) {
+      std::cout << "  sgd_steps\tcos_mean\tcos_sem\tmismatched\trandom\n";
+      for (std::size_t s = 0; s < c.x.size(); ++s)
+        std::cout << "  " << c.x[s] << '\t' << format_number(c.same[s].mean) << '\t'
+                  << format_number(c.same[s].sem) << '\t' << format_number(c.mismatched[s].mean)
+                  << '\t' << format_number(s < c.random.size() ? c.random[s].mean : 0.0) << '\n';
+    }
+  }
 }
 
 // ---- train ---------------------------------------------------------------------------------
@@ -331,12 +352,14 @@ void register_patch(CLI::App& app) {
   th->add_option("--ridge", f->ridge, "relative ridge")->check(kPositive)->capture_default_str();
   th->callback([f, th] { run_thought(*f, *th); });
 
-  auto* al = patch->add_subcommand("align", "cos_F between dW(C) and the W change after explicit SGD on the context");
+  auto* al = patch->add_subcommand("align", "cos_F between the implicit patch and explicit gradient updates on the context (3 protocols)");
   add_model_flags(al, *f);
   add_out_flag(*al, f->out, "the TSV table (+ JSON sidecar)");
   prompts(al, "number of prompts", default_prompts<P::AlignOptions>());
   al->add_option("--sgd-lr", f->sgd_lr, "SGD learning rate")->check(kPositive)->capture_default_str();
-  al->add_option("--sgd-steps", f->sgd_steps, "SGD step counts reported")->check(kAtLeast1)->delimiter(',');
+  al->add_option("--sgd-steps", f->sgd_steps, "fullbatch SGD step counts reported")->check(kAtLeast1)->delimiter(',');
+  al->add_option("--protocol", f->protocols, "fullbatch | online | per-token | all (comma-separated)")
+      ->check(CLI::IsMember({"fullbatch", "online", "per-token", "all"}))->delimiter(',')->capture_default_str();
   al->callback([f, al] { run_align(*f, *al); });
 
   auto* tr = patch->add_subcommand("train", "train on in-context regression (Adam); loss with context vs patched query-only loss");
