@@ -10,6 +10,7 @@
 #include "numerics/error.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/serialize.hpp"
+#include "verify/patch/weights_io.hpp"
 
 namespace icl::cli {
 namespace {
@@ -19,7 +20,7 @@ namespace P = icl::verify::patch;
 // Flag values of every `icl patch` subcommand (one set of flags, one meaning each).
 struct Flags {
   P::ModelSpec spec;
-  std::string kind = "softmax", act = "gelu", weights, save;
+  std::string kind = "softmax", act = "gelu", weights, save, save_dtype = "f64";
   bool noncausal = false;
   std::uint64_t seed = 1;
   bool json = false, quiet = false;
@@ -68,7 +69,8 @@ void add_model_flags(CLI::App* a, Flags& f) {
   a->add_option("--act", f.act, "MLP activation: gelu | relu")->check(CLI::IsMember({"gelu", "relu"}))->group(g)->capture_default_str();
   a->add_flag("--noncausal", f.noncausal, "attention without causal mask")->group(g);
   add_seed_flag(*a, f.seed)->group(g);
-  a->add_option("--weights", f.weights, "load weights from FILE (icl-patch-weights text format)")->group(g);
+  a->add_option("--weights", f.weights,
+                "load weights from FILE (FILE.safetensors: safetensors; else the text format)")->group(g);
   const char* t = "Training";
   a->add_option("--train-steps", f.train_steps, "train the model first (Adam) for this many steps")
       ->check(kAtLeast0)->group(t)->capture_default_str();
@@ -78,7 +80,9 @@ void add_model_flags(CLI::App* a, Flags& f) {
   a->add_option("--lr", f.lr, "Adam learning rate")->check(kPositive)->group(t)->capture_default_str();
   a->add_option("--eval-every", f.eval_every, "evaluate every N steps")->check(kAtLeast1)->group(t)->capture_default_str();
   add_threads_flag(*a, f.threads)->group(t);
-  a->add_option("--save", f.save, "save the (trained) weights to FILE")->group(t);
+  a->add_option("--save", f.save, "save the (trained) weights to FILE (FILE.safetensors: safetensors)")->group(t);
+  a->add_option("--save-dtype", f.save_dtype, "dtype of a .safetensors --save: f64 | f32 | bf16")
+      ->check(CLI::IsMember({"f64", "f32", "bf16"}))->group(t)->capture_default_str();
   add_json_flag(*a, f.json);
   add_quiet_flag(*a, f.quiet);
 }
@@ -118,11 +122,18 @@ numerics::Progress reporter(const Flags& f, const std::string& name) {
   };
 }
 
+// --save FILE: the text format, or safetensors for a .safetensors FILE (docs/patch.md §2.5).
 void save_if(const Flags& f, const P::Weights<double>& w) {
   if (f.save.empty()) return;
-  std::ostringstream os;
-  P::save_weights(w, os);
-  write_file_atomically(f.save, os.str());
+  namespace st = numerics::safetensors;
+  const st::DType dtype = f.save_dtype == "f32"    ? st::DType::F32
+                          : f.save_dtype == "bf16" ? st::DType::BF16
+                                                   : st::DType::F64;
+  try {
+    P::save_weights_file(w, f.save, dtype);
+  } catch (const std::runtime_error& e) {
+    throw ExitError(kExitBadInput, "--save: " + std::string(e.what()));
+  }
 }
 
 // The fields every experiment's options share.
