@@ -277,7 +277,7 @@ void run_align(const Flags& f, const CLI::App& app) {
   for (const P::AlignCurve& c : r.curves) {
     std::cout << P::to_string(c.protocol) << ": " << est(c.summary) << " (mismatched "
               << est(c.summary_mismatched) << ", random weights " << est(c.summary_random) << ")";
-    if (c.protocol == P::AlignProtocol::PerToken)
+    if (c.left.count > 0)
       std::cout << "; factors left " << est(c.left) << ", right " << est(c.right);
     std::cout << "\n";
     if (c.protocol == P::AlignProtocol::FullBatch) {
@@ -363,14 +363,15 @@ void register_patch(CLI::App& app) {
   th->add_option("--ridge", f->ridge, "relative ridge")->check(kPositive)->capture_default_str();
   th->callback([f, th] { run_thought(*f, *th); });
 
-  auto* al = patch->add_subcommand("align", "cos_F between the implicit patch and explicit gradient updates on the context (3 protocols)");
+  auto* al = patch->add_subcommand("align", "cos_F between the implicit patch and explicit gradient updates on the context (4 protocols)");
   add_model_flags(al, *f);
   add_out_flag(*al, f->out, "the TSV table (+ JSON sidecar)");
   prompts(al, "number of prompts", default_prompts<P::AlignOptions>());
   al->add_option("--sgd-lr", f->sgd_lr, "SGD learning rate")->check(kPositive)->capture_default_str();
   al->add_option("--sgd-steps", f->sgd_steps, "fullbatch SGD step counts reported")->check(kAtLeast1)->delimiter(',');
-  al->add_option("--protocol", f->protocols, "fullbatch | online | per-token | all (comma-separated)")
-      ->check(CLI::IsMember({"fullbatch", "online", "per-token", "all"}))->delimiter(',')->capture_default_str();
+  al->add_option("--protocol", f->protocols,
+                 "fullbatch | online | per-token | per-token-context | all (comma-separated)")
+      ->check(CLI::IsMember({"fullbatch", "online", "per-token", "per-token-context", "all"}))->delimiter(',')->capture_default_str();
   al->callback([f, al] { run_align(*f, *al); });
 
   auto* tr = patch->add_subcommand("train", "train on in-context regression (Adam); loss with context vs patched query-only loss");

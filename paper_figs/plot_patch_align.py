@@ -1,6 +1,6 @@
 """Figure 11: alignment cos_F between the implicit patch and explicit gradient updates of W1 on
-the same context examples, one panel per protocol (fullbatch, online, per-token; docs/patch.md
-section 11), with the mismatched-prompt and random-weight baselines."""
+the same context examples, one panel per protocol (fullbatch, online, per-token,
+per-token-context; docs/patch.md section 11), with the mismatched-prompt and random-weight baselines."""
 import numpy as np
 
 import figlib as fl
@@ -16,16 +16,22 @@ protocols = m["protocols"]
 XLABEL = {
     "fullbatch": "full-batch SGD steps on the context",
     "online": "examples seen $i$ (online SGD, one example per step)",
-    "per-token": "example $i$",
+    "per-token": "example $i$ (gradient at the query-only model patched by $C_{i-1}$)",
+    "per-token-context": "example $i$ (gradient of the in-context loss, context $C_{i-1}$)",
 }
 YLABEL = {
     "fullbatch": r"$\cos_F(\Delta W(C),\ \Delta W_{SGD}(k))$",
     "online": r"$\cos_F(\Delta W(C_i),\ \Delta W_{online}(i))$",
     "per-token": r"$\cos_F(\Delta W(C_i)-\Delta W(C_{i-1}),\ -\nabla \ell_i)$",
+    "per-token-context": r"$\cos_F(\Delta W(C_i)-\Delta W(C_{i-1}),\ -\nabla \ell_i^{ctx})$",
 }
 
-fig, axes = plt.subplots(1, len(protocols), figsize=(5.0 * len(protocols), 4.6), squeeze=False)
-for ax, p in zip(axes[0], protocols):
+cols = 2 if len(protocols) > 2 else len(protocols)
+rows = (len(protocols) + cols - 1) // cols
+fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.4 * rows), squeeze=False)
+for ax in axes.flat[len(protocols):]:
+    ax.set_visible(False)
+for ax, p in zip(axes.flat, protocols):
     sel = t["protocol"] == p["id"]
     x = t["x"][sel]
     fl.sim_points(ax, x, t["cos_mean"][sel], t["cos_sem"][sel], "#1f77b4",
@@ -48,11 +54,11 @@ for ax, p in zip(axes[0], protocols):
         text += "\nfactors: left %.3f, right %.3f" % (p["left"]["mean"], p["right"]["mean"])
     fl.corner(ax, text, loc="upper left")
     ax.legend(loc="upper right", fontsize=7)
-fl.title(fig, "Alignment of the implicit patch with explicit gradient updates (three protocols)",
+fl.title(fig, "Alignment of the implicit patch with explicit gradient updates, by protocol",
          "one plain block trained %d Adam steps (eval MSE %.3g, zero predictor %.3g); SGD lr %g, "
          "%d prompts, context %d; mean $\\pm$ s.e. over prompts"
          % (tr["steps"], tr["final_eval_loss"], tr["zero_predictor_loss"], al["sgd_lr"],
             al["prompts"], al["context"]))
 fl.footer(fig, d, "patch_align")
-fig.tight_layout(rect=(0, 0.03, 1, 0.92))
+fig.tight_layout(rect=(0, 0.03, 1, 0.94 if rows > 1 else 0.92))
 fl.save(fig, d, "patch_align")

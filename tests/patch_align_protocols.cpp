@@ -1,5 +1,6 @@
-// The alignment protocols of docs/patch.md §11 (fullbatch, online, per-token): relations between
-// them that follow from their definitions, checked on random one-block models.
+// The alignment protocols of docs/patch.md §11 (fullbatch, online, per-token, per-token-context):
+// the explicit gradients against finite differences of the losses as defined there, and
+// relations between the protocols that follow from their definitions, on random one-block models.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -39,12 +40,15 @@ std::string field_of(const AlignOptions& o) {
 TEST_CASE("align per-token: cos_F of the two rank-1 updates is the product of the left and right cosines") {
   // Both per-token updates are rank 1 (docs/patch.md §11), so <u v^T, p q^T>_F = (u.p)(v.q) and
   // cos_F = cos(u, p) cos(v, q); a failure means one of them is not the rank-1 matrix described.
-  for (bool residual : {false, true}) {
-    INFO("residual " << residual);
+  for (auto [residual, protocol] : {std::pair{false, AlignProtocol::PerToken},
+                                    std::pair{true, AlignProtocol::PerToken},
+                                    std::pair{false, AlignProtocol::PerTokenContext},
+                                    std::pair{true, AlignProtocol::PerTokenContext}}) {
+    INFO("residual " << residual << ", " << to_string(protocol));
     const auto w = one_block(residual, 7);
     const auto prompts = make_prompts(2, 12, 2, 8);
     for (const Prompt& p : prompts) {
-      const AlignPairs a = align_pairs(w, p, AlignProtocol::PerToken, {}, 0.01);
+      const AlignPairs a = align_pairs(w, p, protocol, {}, 0.01);
       REQUIRE(a.implicit.size() == 12);
       REQUIRE(a.left.size() == 12);
       for (std::size_t i = 0; i < a.implicit.size(); ++i) {
@@ -83,6 +87,54 @@ TEST_CASE("align: online step 1 and per-token example 1 are the same comparison"
   double diff = 0;
   for (std::size_t p = 0; p < prompts.size(); ++p) diff += std::abs(on.cos[p][7] - pt.cos[p][7]);
   CHECK(diff > 1e-6);
+}
+
+TEST_CASE("align per-token protocols: the explicit update is minus the finite-difference gradient of the example's loss as defined") {
+  // per-token: l_i at the query-only model patched by P(C_{i-1}) (plain block: W1 + dW(C_{i-1}));
+  // per-token-context: the in-context loss (T_W(c_1..c_{i-1}, (x_i, 0))_pred - y_i)^2.
+  const auto w = one_block(false, 51);
+  const Prompt p = make_prompts(2, 6, 1, 52)[0];
+  const int i = 4, d = 2;
+  const AlignPairs on = align_pairs(w, p, AlignProtocol::Online, {}, 0.01);
+  const Mat<double> point_W1 = w.blocks[0].W[0] + on.implicit[i - 2];  // dW(C_{i-1})
+  auto loss = [&](bool in_context, const Mat<double>& W1) {
+    Weights<double> m = w;
+    m.blocks[0].W[0] = W1;
+    Mat<double> seq = in_context ? Mat<double>(p.tokens.leftCols(i)) : Mat<double>(p.tokens.col(i - 1));
+    const double y = seq(d, seq.cols() - 1);
+    seq(d, seq.cols() - 1) = 0;
+    const double pred = forward(m, seq)(d, seq.cols() - 1);
+    return (pred - y) * (pred - y);
+  };
+  for (AlignProtocol protocol : {AlignProtocol::PerToken, AlignProtocol::PerTokenContext}) {
+    const bool in_context = protocol == AlignProtocol::PerTokenContext;
+    INFO(to_string(protocol));
+    const Mat<double> descent = align_pairs(w, p, protocol, {}, 0.01).explicit_[i - 1];
+    const Mat<double> base = in_context ? w.blocks[0].W[0] : point_W1;
+    const double h = 1e-6;
+    for (int r : {0, 5, 17})
+      for (int c : {0, 2}) {
+        Mat<double> up = base, dn = base;
+        up(r, c) += h;
+        dn(r, c) -= h;
+        const double fd = (loss(in_context, up) - loss(in_context, dn)) / (2 * h);
+        // central differences: O(h^2) truncation and O(eps/h) rounding, about 1e-9 here
+        CHECK(std::abs(-descent(r, c) - fd) < 1e-7 * std::max(1.0, std::abs(fd)));
+      }
+  }
+}
+
+TEST_CASE("align: per-token and per-token-context agree at example 1 (no preceding context), not later") {
+  const auto w = one_block(false, 61);
+  const auto prompts = make_prompts(2, 8, 3, 62);
+  const AlignCurve pt = align_curve(w, prompts, AlignProtocol::PerToken, {}, 0.01);
+  const AlignCurve pc = align_curve(w, prompts, AlignProtocol::PerTokenContext, {}, 0.01);
+  double later = 0;
+  for (std::size_t p = 0; p < prompts.size(); ++p) {
+    CHECK(std::abs(pt.cos[p][0] - pc.cos[p][0]) < 1e-12);
+    later += std::abs(pt.cos[p][5] - pc.cos[p][5]);
+  }
+  CHECK(later > 1e-6);
 }
 
 TEST_CASE("align: online SGD at a vanishing learning rate ends on the direction of one fullbatch step") {

@@ -16,6 +16,7 @@ std::string to_string(AlignProtocol p) {
     case AlignProtocol::FullBatch: return "fullbatch";
     case AlignProtocol::Online: return "online";
     case AlignProtocol::PerToken: return "per-token";
+    case AlignProtocol::PerTokenContext: return "per-token-context";
   }
   return "?";
 }
@@ -23,11 +24,13 @@ std::string to_string(AlignProtocol p) {
 AlignProtocol align_protocol_from_string(const std::string& s) {
   for (AlignProtocol p : all_align_protocols())
     if (to_string(p) == s) return p;
-  throw InvalidParams("protocol", "must be fullbatch, online or per-token (got '" + s + "')");
+  throw InvalidParams("protocol",
+                      "must be fullbatch, online, per-token or per-token-context (got '" + s + "')");
 }
 
 std::vector<AlignProtocol> all_align_protocols() {
-  return {AlignProtocol::FullBatch, AlignProtocol::Online, AlignProtocol::PerToken};
+  return {AlignProtocol::FullBatch, AlignProtocol::Online, AlignProtocol::PerToken,
+          AlignProtocol::PerTokenContext};
 }
 
 double cos_frobenius(const Mat<double>& a, const Mat<double>& b) {
@@ -59,6 +62,25 @@ Mat<double> example_gradient(const Weights<double>& w, const Mat<double>& exampl
   Weights<double> g = zeros_like(w);
   backward(w, cache, d_out, g);
   if (mlp_input) *mlp_input = cache.blocks[0].u.col(0);
+  return g.blocks[0].W[0];
+}
+
+// Gradient with respect to W1 of block 0 of the in-context loss of example i,
+// (T_W(c_1..c_{i-1}, (x_i, 0))_pred - y_i)^2 (docs/patch.md §11); `mlp_input` receives the MLP
+// input at the example's position (the only column the loss reaches).
+Mat<double> in_context_gradient(const Weights<double>& w, const Mat<double>& tokens, int i,
+                                Vec<double>* mlp_input) {
+  const int d = w.config.token_dim - 1;
+  Mat<double> seq = tokens.leftCols(i);
+  const double y = seq(d, i - 1);
+  seq(d, i - 1) = 0;
+  ForwardCache<double> cache;
+  const Mat<double> out = forward(w, seq, &cache);
+  Mat<double> d_out = Mat<double>::Zero(out.rows(), out.cols());
+  d_out(d, i - 1) = 2 * (out(d, i - 1) - y);
+  Weights<double> g = zeros_like(w);
+  backward(w, cache, d_out, g);
+  *mlp_input = cache.blocks[0].u.col(i - 1);
   return g.blocks[0].W[0];
 }
 
@@ -105,7 +127,8 @@ AlignPairs align_pairs(const Weights<double>& w, const Prompt& prompt, AlignProt
     }
     return r;
   }
-  // per-token: u_0 is the MLP input of the query-only model (the anchor of every dW(C_i)).
+  // per-token(-context): u_0 is the MLP input of the query-only model (the anchor of every dW(C_i)).
+  const bool in_context = protocol == AlignProtocol::PerTokenContext;
   BlockCache<double> q;
   block_forward(w.config, w.blocks[0], Mat<double>(z.col(n)), &q);
   const Vec<double> u0 = q.u.col(0);
@@ -115,7 +138,8 @@ AlignPairs align_pairs(const Weights<double>& w, const Prompt& prompt, AlignProt
     const BlockPatch<double> p = prefix_patch(w, z, i);
     const Mat<double> step = p.dW1 - prev;
     Vec<double> a;
-    const Mat<double> descent = -example_gradient(point, tokens.col(i - 1), &a);
+    const Mat<double> descent = in_context ? Mat<double>(-in_context_gradient(w, tokens, i, &a))
+                                           : Mat<double>(-example_gradient(point, tokens.col(i - 1), &a));
     r.implicit.push_back(step);
     r.explicit_.push_back(descent);
     // left vectors: step u_0 = W1 (u_i - u_{i-1}) and descent a_i / |a_i|^2 = -delta_i
@@ -163,7 +187,7 @@ AlignCurve align_curve(const Weights<double>& w, const std::vector<Prompt>& prom
   }
   c.summary = numerics::estimate(mean_same);
   c.summary_mismatched = numerics::estimate(mean_mis);
-  if (protocol == AlignProtocol::PerToken) {
+  if (protocol == AlignProtocol::PerToken || protocol == AlignProtocol::PerTokenContext) {
     c.left = numerics::estimate(mean_left);
     c.right = numerics::estimate(mean_right);
   }

@@ -14,6 +14,9 @@
 //   per-token: the implicit step dW(C_i) - dW(C_{i-1}) against -grad l_i at the point the
 //              implicit trajectory has reached, the query-only model patched by P(C_{i-1})
 //              (W1 + dW(C_{i-1}), plus the last-bias patch for residual blocks).
+//   per-token-context: the same implicit step against -grad of the in-context loss of example i,
+//              (T_W(c_1..c_{i-1}, (x_i, 0))_pred - y_i)^2 at the unpatched W1: the next-example
+//              loss the model is trained on, with the preceding examples as its context.
 #pragma once
 #include <string>
 #include <vector>
@@ -24,8 +27,9 @@
 
 namespace icl::verify::patch {
 
-enum class AlignProtocol { FullBatch, Online, PerToken };
-std::string to_string(AlignProtocol p);  // "fullbatch", "online", "per-token"
+enum class AlignProtocol { FullBatch, Online, PerToken, PerTokenContext };
+// "fullbatch", "online", "per-token", "per-token-context"
+std::string to_string(AlignProtocol p);
 // Throws icl::InvalidParams("protocol", ...) for an unknown name.
 AlignProtocol align_protocol_from_string(const std::string& s);
 std::vector<AlignProtocol> all_align_protocols();
@@ -34,11 +38,12 @@ std::vector<AlignProtocol> all_align_protocols();
 double cos_frobenius(const Mat<double>& a, const Mat<double>& b);
 
 // The matrix pairs of one protocol on one prompt, one per point x[j] of the protocol's axis
-// (fullbatch: the SGD step counts `steps`; online and per-token: i = 1..n).
+// (fullbatch: the SGD step counts `steps`; the others: i = 1..n).
 struct AlignPairs {
   std::vector<Mat<double>> implicit, explicit_;
-  // per-token only: both matrices are rank 1 (implicit: W1 (u_i - u_{i-1}) u_0^T / |u_0|^2,
-  // explicit: -delta_i a_i^T), so cos_F = left * right with
+  // per-token protocols only: both matrices are rank 1 (implicit: W1 (u_i - u_{i-1}) u_0^T /
+  // |u_0|^2, explicit: -delta_i a_i^T with a_i the MLP input of the example's loss), so
+  // cos_F = left * right with
   //   left = cos(W1 (u_i - u_{i-1}), -delta_i)  (hidden space),  right = cos(u_0, a_i)  (input).
   // Empty for the other protocols.
   std::vector<double> left, right;
@@ -57,7 +62,7 @@ struct AlignCurve {
   std::vector<std::vector<double>> cos;     // [prompt][j]
   std::vector<numerics::Estimate> same, mismatched, random;
   numerics::Estimate summary, summary_mismatched, summary_random;
-  numerics::Estimate left, right;           // per-token only (per-prompt means over i)
+  numerics::Estimate left, right;           // per-token protocols only (per-prompt means over i)
 };
 AlignCurve align_curve(const Weights<double>& w, const std::vector<Prompt>& prompts,
                        AlignProtocol protocol, const std::vector<int>& steps, double lr);

@@ -187,7 +187,7 @@ Json to_json(const AlignCurve& c) {
   j["summary"] = to_json(c.summary);
   j["summary_mismatched"] = to_json(c.summary_mismatched);
   j["summary_random"] = to_json(c.summary_random);
-  if (c.protocol == AlignProtocol::PerToken) {
+  if (c.protocol == AlignProtocol::PerToken || c.protocol == AlignProtocol::PerTokenContext) {
     j["left"] = to_json(c.left);
     j["right"] = to_json(c.right);
   }
