@@ -88,7 +88,10 @@ void add_model_flags(CLI::App* a, Flags& f) {
 }
 
 // The model flags of subcommand `app`; a --weights file must agree with the ones given there.
+// --save-dtype is checked here, before any computation: it applies to a .safetensors --save only.
 P::ModelSource model_source(const Flags& f, const CLI::App& app) {
+  if (app.count("--save-dtype") > 0 && P::weights_format(f.save) != P::WeightsFormat::Safetensors)
+    throw InvalidParams("save_dtype", "applies to a .safetensors --save only (got --save '" + f.save + "')");
   P::ModelSource m;
   m.spec = f.spec;
   m.spec.kind = P::layer_kind_from_string(f.kind);

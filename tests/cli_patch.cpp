@@ -68,6 +68,7 @@ TEST_CASE("icl patch: bad options are exit 2 with a message") {
                          "patch check --chunk 2:x", "patch check --pos 99 --context 5",
                          "patch thought --ridge 0", "patch align --sgd-steps 0",
                          "patch align --protocol sgd", "patch train --save-dtype f16",
+                         "patch train --save w.txt --save-dtype bf16",
                          "patch check --weights /nonexistent/w.safetensors"};
   for (const char* c : cases) {
     CAPTURE(c);
