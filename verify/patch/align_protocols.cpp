@@ -101,9 +101,11 @@ AlignPairs align_pairs(const Weights<double>& w, const Prompt& prompt, AlignProt
   const int n = static_cast<int>(tokens.cols()) - 1;
   const Mat<double> z = embed(w, tokens);
   const Mat<double>& W1 = w.blocks[0].W[0];
+  if (n < 1) throw InvalidParams("context", "alignment needs at least one context example");
   AlignPairs r;
   if (protocol == AlignProtocol::FullBatch) {
-    const Mat<double> impl = n > 0 ? prefix_patch(w, z, n).dW1 : Mat<double>(Mat<double>::Zero(W1.rows(), W1.cols()));
+    if (steps.empty()) throw InvalidParams("sgd_steps", "needs at least one step count");
+    const Mat<double> impl = prefix_patch(w, z, n).dW1;
     const int kmax = *std::max_element(steps.begin(), steps.end());
     Weights<double> wt = w;
     std::vector<Mat<double>> snaps(steps.size());
@@ -154,8 +156,6 @@ AlignPairs align_pairs(const Weights<double>& w, const Prompt& prompt, AlignProt
 AlignCurve align_curve(const Weights<double>& w, const std::vector<Prompt>& prompts,
                        AlignProtocol protocol, const std::vector<int>& steps, double lr) {
   if (prompts.empty()) throw InvalidParams("prompts", "must be >= 1");
-  if (protocol == AlignProtocol::FullBatch && steps.empty())
-    throw InvalidParams("sgd_steps", "needs at least one step count");
   AlignCurve c;
   c.protocol = protocol;
   std::vector<AlignPairs> pairs;
