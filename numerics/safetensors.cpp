@@ -52,6 +52,20 @@ double half_to_double(std::uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
+// double -> float32, round to nearest even. A double beyond the float range is converted by hand
+// (the C++ conversion of an out-of-range value is undefined): below FLT_MAX + half an ulp
+// (2^103) it rounds down to FLT_MAX, from there on (the tie goes to the even neighbour,
+// infinity) it becomes infinite.
+float to_float(double v) {
+  constexpr double max = std::numeric_limits<float>::max();
+  if (std::isfinite(v) && std::abs(v) > max) {
+    const float r = std::abs(v) < max + std::ldexp(1.0, 103) ? std::numeric_limits<float>::max()
+                                                             : std::numeric_limits<float>::infinity();
+    return v < 0 ? -r : r;
+  }
+  return static_cast<float>(v);
+}
+
 // float32 -> bfloat16 bits, round to nearest, ties to even (NaN stays a quiet NaN).
 std::uint16_t float_to_bf16(float f) {
   std::uint32_t u = std::bit_cast<std::uint32_t>(f);
@@ -256,8 +270,8 @@ std::string serialize(const File& f) {
     for (double v : t.values) {
       switch (t.dtype) {
         case DType::F64: write_le(data, std::bit_cast<std::uint64_t>(v), 8); break;
-        case DType::F32: write_le(data, std::bit_cast<std::uint32_t>(static_cast<float>(v)), 4); break;
-        case DType::BF16: write_le(data, float_to_bf16(static_cast<float>(v)), 2); break;
+        case DType::F32: write_le(data, std::bit_cast<std::uint32_t>(to_float(v)), 4); break;
+        case DType::BF16: write_le(data, float_to_bf16(to_float(v)), 2); break;
         case DType::F16: break;
       }
     }
@@ -281,9 +295,9 @@ void write_file(const std::string& path, const File& f) {
 double round_trip(DType t, double v) {
   switch (t) {
     case DType::F64: return v;
-    case DType::F32: return static_cast<float>(v);
+    case DType::F32: return to_float(v);
     case DType::F16: throw FormatError("", "F16 cannot be written (F64, F32, BF16)");
-    case DType::BF16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));
+    case DType::BF16: return bf16_to_float(float_to_bf16(to_float(v)));
   }
   return v;
 }

@@ -87,6 +87,11 @@ TEST_CASE("safetensors: F32 and BF16 store the documented rounding of each value
   CHECK(st::round_trip(st::DType::BF16, -3.0) == -3.0);
   CHECK(std::isnan(st::round_trip(st::DType::BF16, std::numeric_limits<double>::quiet_NaN())));
   CHECK(std::isinf(st::round_trip(st::DType::BF16, 1e300)));
+  // beyond the float range: FLT_MAX up to half an ulp (2^103) above it, infinite from there
+  const double fmax = std::numeric_limits<float>::max();
+  CHECK(st::round_trip(st::DType::F32, -1e300) == -std::numeric_limits<double>::infinity());
+  CHECK(st::round_trip(st::DType::F32, fmax + std::ldexp(1.0, 102)) == fmax);
+  CHECK(std::isinf(st::round_trip(st::DType::F32, fmax + std::ldexp(1.0, 103))));
   CHECK_THROWS_AS(st::round_trip(st::DType::F16, 1.0), st::FormatError);
 }
 
