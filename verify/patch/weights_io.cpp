@@ -147,6 +147,12 @@ ConfigRow enum_row(const char* key, E ModelConfig::*f, std::string (*text)(E),
           nullptr};
 }
 const std::vector<ConfigRow>& config_rows() {
+  // Every ModelConfig field must be carried by the metadata, or a file would load with the
+  // default of a field it does not mention. This binding stops compiling when a field is added:
+  // add its row below (optional, with the default that keeps older files meaning what they
+  // meant), then its name here.
+  [[maybe_unused]] const auto& [token_dim, embed, width, layers, kind, heads, head_dim, causal,
+                                mlp_hidden, mlp_depth, act, residual, layernorm, ln_eps] = ModelConfig{};
   static const std::vector<ConfigRow> rows = {
       int_row("icl.token_dim", &ModelConfig::token_dim),
       int_row("icl.width", &ModelConfig::width),
