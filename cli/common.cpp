@@ -5,13 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <sstream>
 #include <tuple>
 #include <unistd.h>
 
+#include "numerics/atomic_file.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "theory/sweep.hpp"
@@ -347,31 +347,10 @@ std::string Table::to_tsv() const {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  fs::path dir = target.parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw ExitError(kExitBadInput, "cannot write '" + path + "': folder '" + dir.string() +
-                                       "' does not exist");
-  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp." +
-                              std::to_string(static_cast<long>(::getpid())));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ExitError(kExitBadInput, "cannot write '" + tmp.string() + "'");
-    out << content;
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw ExitError(kExitBadInput, "write to '" + tmp.string() + "' failed");
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw ExitError(kExitBadInput, "cannot rename into '" + path + "'");
+  try {
+    numerics::write_file_atomically(path, content);
+  } catch (const std::runtime_error& e) {
+    throw ExitError(kExitBadInput, e.what());
   }
 }
 

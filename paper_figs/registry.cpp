@@ -45,7 +45,7 @@ std::vector<Figure> make_registry() {
       fig_patch_layers);
   add(10, "patch_steps", "implicit-dynamics",
       "implicit step norms against token index, attention vs RNN (log-log)", fig_patch_steps);
-  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit SGD finetuning",
+  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit gradient updates, four protocols",
       fig_patch_align);
   add(12, "thought_patch", "implicit-dynamics",
       "thought patch: train and held-out error against calibration size", fig_thought_patch);
