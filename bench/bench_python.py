@@ -3,8 +3,10 @@
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_python.py [--points 2000] [--repeat 5]
 
 The same points (alpha on a grid at the default Params; the cost of a solve depends on the
-point) are solved by: a Python loop over solve() with scalars, one vectorized solve() with an
-array (1 and 2 threads), sweep() (continuation, one thread) and phase_grid() (2 threads).
+point) are solved by: a Python loop over solve() with scalars (alone, then reading one output
+`.error`, three outputs `.error`, `.bayes_optimal`, `.decomposition`, and `to_dict()`), one
+vectorized solve() with an array (1 and 2 threads), sweep() (continuation, one thread) and
+phase_grid() (2 threads).
 """
 import argparse
 import time
@@ -31,8 +33,13 @@ def main():
     p = icl.Params()
     xs = np.linspace(0.5, 8.0, a.points)
     n = len(xs)
+    points = [icl.Params(alpha=float(x)) for x in xs]
     rows = [
         ("solve(), Python loop over scalars", lambda: [icl.solve(p, alpha=x) for x in xs]),
+        ("solve() + .error", lambda: [icl.solve(q).error for q in points]),
+        ("solve() + 3 outputs", lambda: [
+            (lambda s: (s.error, s.bayes_optimal, s.decomposition))(icl.solve(q)) for q in points]),
+        ("solve() + to_dict()", lambda: [icl.solve(q).to_dict() for q in points]),
         ("solve(alpha=array), threads=1", lambda: icl.solve(p, alpha=xs, threads=1)),
         ("solve(alpha=array), threads=2", lambda: icl.solve(p, alpha=xs, threads=2)),
         ("sweep(p, 'alpha', values)", lambda: icl.sweep(p, "alpha", xs)),

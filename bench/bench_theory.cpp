@@ -2,7 +2,9 @@
 // Letey/Lu), a 400-point sweep, and a 100 x 100 phase grid.
 #include <benchmark/benchmark.h>
 
+#include "theory/bayes.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 using namespace icl::theory;
@@ -39,6 +41,60 @@ void BM_Sweep400(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(sweep(Params{}, "alpha", alphas));
 }
 
+// The same 400 points as independent solves (each from its own closed form): a sweep should
+// cost no more per point.
+void BM_Single400(benchmark::State& state) {
+  const auto alphas = logspace(0.1, 100, 400);
+  for (auto _ : state)
+    for (double a : alphas) {
+      Params p;
+      p.alpha = a;
+      benchmark::DoNotOptimize(solve(p).error.idg);
+    }
+}
+
+// Below the interpolation threshold with a small ridge (tau = 0.5, lambda = 1e-3,
+// sigma = 0.5): the sweep against the same points solved one by one.
+Params hard_point() {
+  Params p;
+  p.tau = 0.5;
+  p.lambda = 1e-3;
+  p.sigma = 0.5;
+  return p;
+}
+void BM_Sweep400Hard(benchmark::State& state) {
+  const auto alphas = logspace(0.1, 100, 400);
+  for (auto _ : state) benchmark::DoNotOptimize(sweep(hard_point(), "alpha", alphas));
+}
+void BM_Single400Hard(benchmark::State& state) {
+  const auto alphas = logspace(0.1, 100, 400);
+  for (auto _ : state)
+    for (double a : alphas) {
+      Params p = hard_point();
+      p.alpha = a;
+      benchmark::DoNotOptimize(solve(p).error.idg);
+    }
+}
+
+// The extra outputs of a solve: the Bayes-optimal baselines (docs/theory.md §17, inside every
+// solve), the whole `icl solve --json` object, and one block of it (Python's Solution.error).
+void BM_BayesOptimal(benchmark::State& state) {
+  const Params p;
+  for (auto _ : state) benchmark::DoNotOptimize(bayes_optimal(p).idg);
+}
+void BM_SolutionToJson(benchmark::State& state) {
+  const Solution s = solve(Params{});
+  for (auto _ : state) benchmark::DoNotOptimize(to_json(s));
+}
+void BM_SolutionErrorBlock(benchmark::State& state) {
+  const Solution s = solve(Params{});
+  for (auto _ : state) benchmark::DoNotOptimize(to_json_block(s, "error"));
+}
+void BM_SolutionRow(benchmark::State& state) {
+  const Solution s = solve(Params{});
+  for (auto _ : state) benchmark::DoNotOptimize(solution_row(s));
+}
+
 void BM_Phase100x100(benchmark::State& state) {
   const auto rhos = linspace(0.01, 1.0, 100), kappas = linspace(0.05, 2.0, 100);
   PhaseOptions po;
@@ -54,5 +110,12 @@ BENCHMARK(BM_SaddleFromOnes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Reduced)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Letey)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Sweep400)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Single400)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Sweep400Hard)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Single400Hard)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_BayesOptimal)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SolutionToJson)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SolutionErrorBlock)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SolutionRow)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Phase100x100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

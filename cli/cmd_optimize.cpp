@@ -11,28 +11,6 @@
 #include "theory/optimize.hpp"
 
 namespace icl::cli {
-namespace {
-
-// "A:B" with two finite numbers and nothing else.
-std::pair<double, double> parse_interval(const std::string& text, const std::string& flag) {
-  const auto colon = text.find(':');
-  const auto bad = [&] {
-    return ExitError(kExitBadInput, flag + " '" + text + "': expected A:B with numbers A < B");
-  };
-  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) throw bad();
-  const auto number = [&](const std::string& s) {
-    if (s.empty()) throw bad();
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end != s.c_str() + s.size() || !std::isfinite(v)) throw bad();
-    return v;
-  };
-  const double a = number(text.substr(0, colon)), b = number(text.substr(colon + 1));
-  if (!(a < b)) throw bad();
-  return {a, b};
-}
-
-}  // namespace
 
 void register_optimize(CLI::App& app) {
   struct Options {

@@ -10,6 +10,7 @@
 #include "numerics/error.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/serialize.hpp"
+#include "verify/patch/weights_io.hpp"
 
 namespace icl::cli {
 namespace {
@@ -19,7 +20,7 @@ namespace P = icl::verify::patch;
 // Flag values of every `icl patch` subcommand (one set of flags, one meaning each).
 struct Flags {
   P::ModelSpec spec;
-  std::string kind = "softmax", act = "gelu", weights, save;
+  std::string kind = "softmax", act = "gelu", weights, save, save_dtype = "f64";
   bool noncausal = false;
   std::uint64_t seed = 1;
   bool json = false, quiet = false;
@@ -39,6 +40,7 @@ struct Flags {
   int heldout = 256;
   double ridge = 1e-6, sgd_lr = 0.01;
   std::vector<int> sgd_steps{1, 2, 5, 10, 20, 50, 100};
+  std::vector<std::string> protocols{"all"};
   bool no_patch_track = false;
 };
 
@@ -67,7 +69,8 @@ void add_model_flags(CLI::App* a, Flags& f) {
   a->add_option("--act", f.act, "MLP activation: gelu | relu")->check(CLI::IsMember({"gelu", "relu"}))->group(g)->capture_default_str();
   a->add_flag("--noncausal", f.noncausal, "attention without causal mask")->group(g);
   add_seed_flag(*a, f.seed)->group(g);
-  a->add_option("--weights", f.weights, "load weights from FILE (icl-patch-weights text format)")->group(g);
+  a->add_option("--weights", f.weights,
+                "load weights from FILE (FILE.safetensors: safetensors; else the text format)")->group(g);
   const char* t = "Training";
   a->add_option("--train-steps", f.train_steps, "train the model first (Adam) for this many steps")
       ->check(kAtLeast0)->group(t)->capture_default_str();
@@ -77,13 +80,18 @@ void add_model_flags(CLI::App* a, Flags& f) {
   a->add_option("--lr", f.lr, "Adam learning rate")->check(kPositive)->group(t)->capture_default_str();
   a->add_option("--eval-every", f.eval_every, "evaluate every N steps")->check(kAtLeast1)->group(t)->capture_default_str();
   add_threads_flag(*a, f.threads)->group(t);
-  a->add_option("--save", f.save, "save the (trained) weights to FILE")->group(t);
+  a->add_option("--save", f.save, "save the (trained) weights to FILE (FILE.safetensors: safetensors)")->group(t);
+  a->add_option("--save-dtype", f.save_dtype, "dtype of a .safetensors --save: f64 | f32 | bf16")
+      ->check(CLI::IsMember({"f64", "f32", "bf16"}))->group(t)->capture_default_str();
   add_json_flag(*a, f.json);
   add_quiet_flag(*a, f.quiet);
 }
 
 // The model flags of subcommand `app`; a --weights file must agree with the ones given there.
+// --save-dtype is checked here, before any computation: it applies to a .safetensors --save only.
 P::ModelSource model_source(const Flags& f, const CLI::App& app) {
+  if (app.count("--save-dtype") > 0 && P::weights_format(f.save) != P::WeightsFormat::Safetensors)
+    throw InvalidParams("save_dtype", "applies to a .safetensors --save only (got --save '" + f.save + "')");
   P::ModelSource m;
   m.spec = f.spec;
   m.spec.kind = P::layer_kind_from_string(f.kind);
@@ -117,11 +125,18 @@ numerics::Progress reporter(const Flags& f, const std::string& name) {
   };
 }
 
+// --save FILE: the text format, or safetensors for a .safetensors FILE (docs/patch.md §2.5).
 void save_if(const Flags& f, const P::Weights<double>& w) {
   if (f.save.empty()) return;
-  std::ostringstream os;
-  P::save_weights(w, os);
-  write_file_atomically(f.save, os.str());
+  namespace st = numerics::safetensors;
+  const st::DType dtype = f.save_dtype == "f32"    ? st::DType::F32
+                          : f.save_dtype == "bf16" ? st::DType::BF16
+                                                   : st::DType::F64;
+  try {
+    P::save_weights_file(w, f.save, dtype);
+  } catch (const std::runtime_error& e) {
+    throw ExitError(kExitBadInput, "--save: " + std::string(e.what()));
+  }
 }
 
 // The fields every experiment's options share.
@@ -246,16 +261,36 @@ void run_align(const Flags& f, const CLI::App& app) {
   auto o = common_options<P::AlignOptions>(f, app);
   o.steps = f.sgd_steps;
   o.lr = f.sgd_lr;
+  o.protocols.clear();
+  for (const std::string& name : f.protocols) {
+    if (name == "all") {
+      for (P::AlignProtocol p : P::all_align_protocols()) o.protocols.push_back(p);
+    } else {
+      o.protocols.push_back(P::align_protocol_from_string(name));
+    }
+  }
   const P::AlignResult r = P::run_align(o, reporter(f, "patch align"));
   save_if(f, r.model);
   if (emit_result(f, r, P::to_json(r))) return;
-  const P::Alignment& a = r.alignment;
-  std::cout << "alignment cos_F(dW(C), dW_sgd), " << r.prompts << " prompts"
-            << (r.trained ? "" : " (RANDOM weights: expect about 0)") << "\n"
-            << "sgd_steps\tcos_mean\tcos_sem\tmismatched\n";
-  for (std::size_t s = 0; s < a.steps.size(); ++s)
-    std::cout << a.steps[s] << '\t' << format_number(a.mean[s]) << '\t' << format_number(a.sem[s])
-              << '\t' << format_number(a.mismatched_mean[s]) << '\n';
+  std::cout << "alignment cos_F(implicit dW, explicit update on W1), " << r.prompts << " prompts"
+            << (r.trained ? "" : " (RANDOM weights: expect about 0)") << "; mean +- s.e.\n";
+  const auto est = [](const numerics::Estimate& e) {
+    return format_number(e.mean) + " +- " + format_number(e.sem);
+  };
+  for (const P::AlignCurve& c : r.curves) {
+    std::cout << P::to_string(c.protocol) << ": " << est(c.summary) << " (mismatched "
+              << est(c.summary_mismatched) << ", random weights " << est(c.summary_random) << ")";
+    if (c.left.count > 0)
+      std::cout << "; factors left " << est(c.left) << ", right " << est(c.right);
+    std::cout << "\n";
+    if (c.protocol == P::AlignProtocol::FullBatch) {
+      std::cout << "  sgd_steps\tcos_mean\tcos_sem\tmismatched\trandom\n";
+      for (std::size_t s = 0; s < c.x.size(); ++s)
+        std::cout << "  " << c.x[s] << '\t' << format_number(c.same[s].mean) << '\t'
+                  << format_number(c.same[s].sem) << '\t' << format_number(c.mismatched[s].mean)
+                  << '\t' << format_number(s < c.random.size() ? c.random[s].mean : 0.0) << '\n';
+    }
+  }
 }
 
 // ---- train ---------------------------------------------------------------------------------
@@ -331,12 +366,15 @@ void register_patch(CLI::App& app) {
   th->add_option("--ridge", f->ridge, "relative ridge")->check(kPositive)->capture_default_str();
   th->callback([f, th] { run_thought(*f, *th); });
 
-  auto* al = patch->add_subcommand("align", "cos_F between dW(C) and the W change after explicit SGD on the context");
+  auto* al = patch->add_subcommand("align", "cos_F between the implicit patch and explicit gradient updates on the context (4 protocols)");
   add_model_flags(al, *f);
   add_out_flag(*al, f->out, "the TSV table (+ JSON sidecar)");
   prompts(al, "number of prompts", default_prompts<P::AlignOptions>());
   al->add_option("--sgd-lr", f->sgd_lr, "SGD learning rate")->check(kPositive)->capture_default_str();
-  al->add_option("--sgd-steps", f->sgd_steps, "SGD step counts reported")->check(kAtLeast1)->delimiter(',');
+  al->add_option("--sgd-steps", f->sgd_steps, "fullbatch SGD step counts reported")->check(kAtLeast1)->delimiter(',');
+  al->add_option("--protocol", f->protocols,
+                 "fullbatch | online | per-token | per-token-context | all (comma-separated)")
+      ->check(CLI::IsMember({"fullbatch", "online", "per-token", "per-token-context", "all"}))->delimiter(',')->capture_default_str();
   al->callback([f, al] { run_align(*f, *al); });
 
   auto* tr = patch->add_subcommand("train", "train on in-context regression (Adam); loss with context vs patched query-only loss");

@@ -12,4 +12,5 @@ void register_merge(CLI::App& app);     // cmd_merge.cpp  (shards of sweep/phase
 void register_figs(CLI::App& app);      // cmd_figs.cpp   (paper figures)
 void register_softmax(CLI::App& app);   // cmd_softmax.cpp (softmax-attention check)
 void register_optimize(CLI::App& app);  // cmd_optimize.cpp (optimal hyperparameters)
+void register_boundary(CLI::App& app);  // cmd_boundary.cpp (phase boundaries in any plane)
 }  // namespace icl::cli

@@ -5,12 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <sstream>
+#include <tuple>
 #include <unistd.h>
 
+#include "numerics/atomic_file.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "theory/sweep.hpp"
@@ -150,6 +151,24 @@ RangeSpec parse_range(const std::string& text, const std::string& flag) {
   return r;
 }
 
+namespace {
+
+// NAME of NAME=... (dashes for underscores) if it is one of theory::Params::names(), else the
+// error `bad` builds.
+template <class Bad>
+std::string flag_param_name(std::string name, const Bad& bad) {
+  std::replace(name.begin(), name.end(), '-', '_');
+  const auto& names = theory::Params::names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw bad("unknown parameter '" + name + "' (one of " + list + ")");
+  }
+  return name;
+}
+
+}  // namespace
+
 NamedRange parse_named_range(const std::string& text, const std::string& flag) {
   auto bad = [&](const std::string& why) {
     return ExitError(kExitBadInput, flag + " '" + text + "': " + why +
@@ -158,15 +177,39 @@ NamedRange parse_named_range(const std::string& text, const std::string& flag) {
   const auto eq = text.find('=');
   if (eq == std::string::npos) throw bad("missing '='");
   NamedRange g;
-  g.name = text.substr(0, eq);
-  std::replace(g.name.begin(), g.name.end(), '-', '_');
-  const auto& names = theory::Params::names();
-  if (std::find(names.begin(), names.end(), g.name) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw bad("unknown parameter '" + g.name + "' (one of " + list + ")");
-  }
+  g.name = flag_param_name(text.substr(0, eq), bad);
   g.range = parse_range(text.substr(eq + 1), flag + " " + g.name);
+  return g;
+}
+
+std::pair<double, double> parse_interval(const std::string& text, const std::string& flag) {
+  const auto colon = text.find(':');
+  const auto bad = [&] {
+    return ExitError(kExitBadInput, flag + " '" + text + "': expected A:B with numbers A < B");
+  };
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) throw bad();
+  const auto number = [&](const std::string& s) {
+    if (s.empty()) throw bad();
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || !std::isfinite(v)) throw bad();
+    return v;
+  };
+  const double a = number(text.substr(0, colon)), b = number(text.substr(colon + 1));
+  if (!(a < b)) throw bad();
+  return {a, b};
+}
+
+NamedInterval parse_named_interval(const std::string& text, const std::string& flag) {
+  auto bad = [&](const std::string& why) {
+    return ExitError(kExitBadInput, flag + " '" + text + "': " + why +
+                                        " (expected NAME=START:STOP, e.g. rho=0.05:1)");
+  };
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) throw bad("missing '='");
+  NamedInterval g;
+  g.name = flag_param_name(text.substr(0, eq), bad);
+  std::tie(g.lo, g.hi) = parse_interval(text.substr(eq + 1), flag + " " + g.name);
   return g;
 }
 
@@ -320,31 +363,10 @@ std::string Table::to_tsv() const {
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  fs::path dir = target.parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw ExitError(kExitBadInput, "cannot write '" + path + "': folder '" + dir.string() +
-                                       "' does not exist");
-  const fs::path tmp = dir / ("." + target.filename().string() + ".tmp." +
-                              std::to_string(static_cast<long>(::getpid())));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw ExitError(kExitBadInput, "cannot write '" + tmp.string() + "'");
-    out << content;
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw ExitError(kExitBadInput, "write to '" + tmp.string() + "' failed");
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw ExitError(kExitBadInput, "cannot rename into '" + path + "'");
+  try {
+    numerics::write_file_atomically(path, content);
+  } catch (const std::runtime_error& e) {
+    throw ExitError(kExitBadInput, e.what());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "theory/params.hpp"
@@ -78,6 +79,14 @@ struct NamedRange {
   RangeSpec range;
 };
 NamedRange parse_named_range(const std::string& text, const std::string& flag);
+// A:B with two finite numbers A < B (icl optimize --range).
+std::pair<double, double> parse_interval(const std::string& text, const std::string& flag);
+// NAME=A:B, NAME as in parse_named_range (icl boundary --x).
+struct NamedInterval {
+  std::string name;
+  double lo = 0, hi = 0;
+};
+NamedInterval parse_named_interval(const std::string& text, const std::string& flag);
 // The grid of a range: linear, or geometric (`log`, needs START, STOP > 0).
 std::vector<double> range_values(const RangeSpec& r, bool log, const std::string& flag);
 

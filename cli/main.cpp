@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
   register_figs(app);
   register_softmax(app);
   register_optimize(app);
+  register_boundary(app);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (...) {

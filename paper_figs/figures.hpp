@@ -6,7 +6,7 @@
 // reading those TSVs and writing DIR/<name>.pdf and DIR/<name>.png.
 //
 // Adding a figure = adding one entry to the table in figures.cpp (and its plot script); the
-// figures, numbered 1-12, are described in paper_figs/README.md.
+// figures, numbered 1-13 (13: beyond the papers), are described in paper_figs/README.md.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -48,7 +48,7 @@ using DataStep = std::function<FigureData(const Settings&)>;
 struct Figure {
   int number = 0;            // figure number (paper_figs/README.md)
   std::string name;          // DIR/<name>.pdf, plot_<name>.py
-  std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics" | "beyond"
+  std::string paper;         // "low-rank" | "softmax" | "implicit-dynamics" | "beyond-the-papers"
   std::string description;   // one line
   DataStep data;             // every figure has one
   std::string script() const { return "plot_" + name + ".py"; }

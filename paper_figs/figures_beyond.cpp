@@ -48,7 +48,7 @@ DataTable sweep_table(const std::string& stem, const Params& base, const std::st
 
 }  // namespace
 
-// ---- figure 13: the gap to the Bayes-optimal predictor -----------------------------------------
+// ---- figure 14: the gap to the Bayes-optimal predictor -----------------------------------------
 
 FigureData fig_bayes_gap(const Settings& s) {
   // The paper's decomposition point; the test prompt has the pretraining context length
@@ -59,7 +59,7 @@ FigureData fig_bayes_gap(const Settings& s) {
   FigureData out;
   const auto alphas = theory::logspace(0.1, 20.0, s.quick ? 16 : 60);
   DataTable t = sweep_table("bayes_gap", base, "alpha", alphas, out.failed_theory_points);
-  t.meta = table_meta(s, 13, base, "theory");
+  t.meta = table_meta(s, 14, base, "theory");
   t.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", alphas.size()},
                       {"baseline", "Bayes-optimal from the test prompt alone, docs/theory.md §17"}};
   out.tables.push_back(std::move(t));
@@ -67,7 +67,7 @@ FigureData fig_bayes_gap(const Settings& s) {
   return out;
 }
 
-// ---- figure 14: the optimal ridge per protocol --------------------------------------------------
+// ---- figure 15: the optimal ridge per protocol --------------------------------------------------
 
 FigureData fig_optimal_ridge(const Settings& s) {
   const Params base = decomposition_params();
@@ -105,7 +105,7 @@ FigureData fig_optimal_ridge(const Settings& s) {
     t.rows.push_back(std::move(row));
     report(s, "optimal_ridge", ++done, alphas.size());
   }
-  t.meta = table_meta(s, 14, base, "theory");
+  t.meta = table_meta(s, 15, base, "theory");
   t.meta["theory"] = {{"method", "saddle"},
                       {"vary", "alpha"},
                       {"optimize", "lambda in [1e-5, 100], scan + Brent (docs/theory.md §18)"}};
@@ -113,7 +113,7 @@ FigureData fig_optimal_ridge(const Settings& s) {
   return out;
 }
 
-// ---- figure 15: the error against the train/test task overlap -----------------------------------
+// ---- figure 16: the error against the train/test task overlap -----------------------------------
 
 FigureData fig_test_overlap(const Settings& s) {
   // Two points of the verify grid's kind: the paper's point (task-rich) and a task-poor one.
@@ -137,7 +137,7 @@ FigureData fig_test_overlap(const Settings& s) {
                                     std::pair<std::string, Params>{"poor", poor}}) {
     DataTable th = sweep_table("test_overlap_" + label, base, "test_overlap", overlaps,
                                out.failed_theory_points);
-    th.meta = table_meta(s, 15, base, "theory");
+    th.meta = table_meta(s, 16, base, "theory");
     th.meta["theory"] = {{"method", "saddle"}, {"vary", "test_overlap"}, {"points", overlaps.size()}};
     out.tables.push_back(std::move(th));
 
@@ -163,7 +163,7 @@ FigureData fig_test_overlap(const Settings& s) {
       }
       report(s, "test_overlap simulation", ++done, total);
     }
-    sim.meta = table_meta(s, 15, base, "simulation");
+    sim.meta = table_meta(s, 16, base, "simulation");
     sim.meta["simulation"] = {{"dim", o.dim},
                               {"seeds", o.seeds},
                               {"base_seed", o.base_seed},

@@ -23,10 +23,11 @@ FigureData fig_patch_layers(const Settings& s);   // 9
 FigureData fig_patch_steps(const Settings& s);    // 10
 FigureData fig_patch_align(const Settings& s);    // 11
 FigureData fig_thought_patch(const Settings& s);  // 12
+FigureData fig_transition_alpha(const Settings& s);  // 13 (beyond the papers)
 // Beyond the papers (figures_beyond.cpp).
-FigureData fig_bayes_gap(const Settings& s);      // 13
-FigureData fig_optimal_ridge(const Settings& s);  // 14
-FigureData fig_test_overlap(const Settings& s);   // 15
+FigureData fig_bayes_gap(const Settings& s);      // 14
+FigureData fig_optimal_ridge(const Settings& s);  // 15
+FigureData fig_test_overlap(const Settings& s);   // 16
 
 
 // Shared by the data steps of figures 1-6 (figures.cpp).

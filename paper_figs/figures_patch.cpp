@@ -241,7 +241,7 @@ FigureData fig_patch_steps(const Settings& s) {
   return out;
 }
 
-// ---- figure 11: alignment with explicit SGD finetuning ---------------------------------------
+// ---- figure 11: alignment with explicit gradient updates, three protocols ---------------------
 
 FigureData fig_patch_align(const Settings& s) {
   const P::TrainRunResult& t = trained_plain(s);
@@ -251,23 +251,30 @@ FigureData fig_patch_align(const Settings& s) {
   o.lr = 0.01;
   o.prompts = s.quick ? 4 : 32;
   o.context = t.training.options.n_ctx;
-  const P::Alignment trained = P::run_align(t.weights, o, reporter(s, "patch_align trained")).alignment;
-  const P::Alignment random = P::run_align(t.initial, o, reporter(s, "patch_align random")).alignment;
+  const P::AlignResult r = P::run_align(t.weights, o, reporter(s, "patch_align"));
+  const P::TableData table = P::to_table(r);
   DataTable tab;
   tab.stem = "patch_align";
-  tab.columns = {"sgd_steps", "cos_mean", "cos_sem", "mismatched_mean", "random_mean",
-                 "random_sem"};
-  for (std::size_t j = 0; j < trained.steps.size(); ++j)
-    tab.rows.push_back({double(trained.steps[j]), trained.mean[j], trained.sem[j],
-                        trained.mismatched_mean[j], random.mean[j], random.sem[j]});
-  tab.meta = base_meta(s, 11, "cos_F(dW(C), dW_sgd) against SGD steps (mean, s.e. over prompts)");
+  tab.columns = table.columns;
+  tab.rows = table.rows;
+  tab.meta = base_meta(s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)");
   tab.meta["model"] = plain(P::to_json(t.config));
   tab.meta["training"] = training_meta(t.training);
   tab.meta["align"] = {{"sgd_lr", o.lr}, {"prompts", o.prompts}, {"context", o.context},
                        {"seed", o.seed}, {"steps", o.steps}};
+  nlohmann::json protocols = nlohmann::json::array();
+  for (const P::AlignCurve& c : r.curves) {
+    nlohmann::json pj = plain(P::to_json(c));
+    for (const char* k : {"cos_per_prompt", "cos_mean", "cos_sem", "mismatched_mean",
+                          "mismatched_sem", "random_mean", "random_sem", "x"})
+      pj.erase(k);  // in the table
+    pj["id"] = static_cast<int>(c.protocol);
+    protocols.push_back(pj);
+  }
+  tab.meta["protocols"] = protocols;
   tab.meta["baselines"] = {
-      {"mismatched", "dW_impl of prompt p against dW_sgd of prompt p+1 (trained model)"},
-      {"random", "the same computation on the untrained (initial) weights"}};
+      {"mismatched", "implicit update of prompt p against the explicit update of prompt p+1"},
+      {"random", "the same protocol on random weights of the same shape"}};
   FigureData out;
   out.tables.push_back(std::move(tab));
   return out;

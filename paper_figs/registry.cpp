@@ -45,17 +45,21 @@ std::vector<Figure> make_registry() {
       fig_patch_layers);
   add(10, "patch_steps", "implicit-dynamics",
       "implicit step norms against token index, attention vs RNN (log-log)", fig_patch_steps);
-  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit SGD finetuning",
+  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit gradient updates, four protocols",
       fig_patch_align);
   add(12, "thought_patch", "implicit-dynamics",
       "thought patch: train and held-out error against calibration size", fig_thought_patch);
-  // Beyond the papers: theory that neither paper has (docs/theory.md §17, §18, §20).
-  add(13, "bayes_gap", "beyond",
+  // Beyond the papers (the registry has no groups: the paper field says so).
+  add(13, "transition_alpha", "beyond-the-papers",
+      "where the IDG transition sits at finite alpha: steepest point along rho for several "
+      "kappa, approaching rho = kappa",
+      fig_transition_alpha);
+  add(14, "bayes_gap", "beyond-the-papers",
       "IDG/ODG error of linear attention against the Bayes-optimal predictor, against alpha",
       fig_bayes_gap);
-  add(14, "optimal_ridge", "beyond",
+  add(15, "optimal_ridge", "beyond-the-papers",
       "the optimal ridge per protocol and the error it reaches, against alpha", fig_optimal_ridge);
-  add(15, "test_overlap", "beyond",
+  add(16, "test_overlap", "beyond-the-papers",
       "error against the train/test task overlap C, task-rich and task-poor (theory + "
       "simulation)",
       fig_test_overlap);

@@ -25,7 +25,7 @@ namespace vl = verify::lowrank;
 
 vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
                            const std::string& odg, const std::string& solver, bool min_norm,
-                           bool theory) {
+                           bool theory, int bayes_prompts) {
   vl::SimOptions o;
   o.solve_theory = theory;
   o.dim = dim;
@@ -35,6 +35,7 @@ vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
   o.odg = vl::odg_kind_from_string(odg);
   o.solver = vl::solver_from_string(solver);
   o.min_norm = min_norm;
+  o.bayes_prompts = bayes_prompts;
   o.validate();
   return o;
 }
@@ -79,10 +80,11 @@ const char* kSimulateDoc =
 
 vl::LowRankSimulator make_simulator(const Params& p, int dim, int seeds, std::uint64_t seed,
                                     int threads, const std::string& odg,
-                                    const std::string& solver, bool min_norm, bool theory) {
+                                    const std::string& solver, bool min_norm, bool theory,
+                                    int bayes_prompts) {
   p.validate();
   return vl::LowRankSimulator(
-      p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm, theory));
+      p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm, theory, bayes_prompts));
 }
 
 }  // namespace
@@ -93,16 +95,16 @@ void bind_simulate(py::module_& m) {
       "simulate",
       [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads,
          const std::string& odg, const std::string& solver, bool min_norm, bool theory,
-         const py::object& progress) {
-        return run_simulator(
-            make_simulator(p, dim, seeds, seed, threads, odg, solver, min_norm, theory),
-            progress);
+         int bayes_prompts, const py::object& progress) {
+        return run_simulator(make_simulator(p, dim, seeds, seed, threads, odg, solver, min_norm,
+                                            theory, bayes_prompts),
+                             progress);
       },
       py::arg("params"), py::kw_only(), py::arg("dim") = defaults.dim,
       py::arg("seeds") = defaults.seeds, py::arg("seed") = defaults.base_seed,
       py::arg("threads") = defaults.threads, py::arg("odg") = "isotropic",
       py::arg("solver") = "cg", py::arg("min_norm") = false, py::arg("theory") = true,
-      py::arg("progress") = py::none(), kSimulateDoc);
+      py::arg("bayes_prompts") = 0, py::arg("progress") = py::none(), kSimulateDoc);
 
   py::class_<vl::LowRankSimulator>(
       m, "LowRankSimulator",
@@ -112,7 +114,7 @@ void bind_simulate(py::module_& m) {
            py::arg("dim") = defaults.dim, py::arg("seeds") = defaults.seeds,
            py::arg("seed") = defaults.base_seed, py::arg("threads") = defaults.threads,
            py::arg("odg") = "isotropic", py::arg("solver") = "cg", py::arg("min_norm") = false,
-           py::arg("theory") = true)
+           py::arg("theory") = true, py::arg("bayes_prompts") = 0)
       .def("run", &run_simulator, py::kw_only(), py::arg("progress") = py::none(), kSimulateDoc)
       .def_property_readonly("params", &vl::LowRankSimulator::params, "the Params simulated")
       .def_property_readonly("dim", [](const vl::LowRankSimulator& s) { return s.options().dim; },
@@ -160,7 +162,7 @@ void bind_simulate(py::module_& m) {
       "_simulation_row",
       [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads) {
         const vl::SimOptions o = sim_options(dim, seeds, seed, threads, "isotropic", "cg",
-                                             false, false);
+                                             false, false, 0);
         vl::SimulationResult r;
         {
           py::gil_scoped_release release;

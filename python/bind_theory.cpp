@@ -43,9 +43,10 @@ theory::SolveOptions solve_options(const std::string& method, const std::string&
   return o;
 }
 
-// One part of the `icl solve --json` layout (theory::to_json) as Python objects.
+// One part of the `icl solve --json` layout as Python objects, built alone
+// (theory::to_json_block: about 1 us against 10 us for the whole object).
 py::object solution_part(const Solution& s, const char* key) {
-  return to_python(theory::to_json(s).at(key));
+  return to_python(theory::to_json_block(s, key));
 }
 
 // The raw fields (alpha_test as stored, negative = alpha), in constructor order.
@@ -56,23 +57,29 @@ std::vector<std::pair<const char*, double>> raw_fields(const Params& p) {
 }
 
 // Pickle states: plain tuples of the fields (exact doubles, so a round trip is bit for bit).
-// Params: the eight raw fields, then the task spectrum as [(eigenvalue, weight), ...].
+// Params: the eight raw fields, the task spectrum as [(eigenvalue, weight), ...], test_overlap
+// (None when unset) and test_levels (docs/theory.md §20).
 py::tuple params_state(const Params& p) {
   py::list spectrum;
   for (const auto& a : p.task_spectrum) spectrum.append(py::make_tuple(a.position, a.mass));
   return py::make_tuple(p.alpha, p.alpha_test, p.tau, p.kappa, p.rho, p.sigma, p.sigma_test,
-                        p.lambda, spectrum);
+                        p.lambda, spectrum, py::cast(p.test_overlap), py::cast(p.test_levels));
 }
 
 Params params_from_state(const py::tuple& t) {
-  if (t.size() != 8 && t.size() != 9) throw std::runtime_error("Params: bad pickle state");
+  if (t.size() != 8 && t.size() != 9 && t.size() != 11)
+    throw std::runtime_error("Params: bad pickle state");
   Params p{.alpha = t[0].cast<double>(), .alpha_test = t[1].cast<double>(),
            .tau = t[2].cast<double>(), .kappa = t[3].cast<double>(), .rho = t[4].cast<double>(),
            .sigma = t[5].cast<double>(), .sigma_test = t[6].cast<double>(),
            .lambda = t[7].cast<double>()};
-  if (t.size() == 9)
+  if (t.size() >= 9)
     for (const auto& a : t[8].cast<std::vector<std::pair<double, double>>>())
       p.task_spectrum.push_back({a.first, a.second});
+  if (t.size() == 11) {
+    p.test_overlap = t[9].cast<std::optional<double>>();
+    p.test_levels = t[10].cast<std::vector<double>>();
+  }
   return p;
 }
 
@@ -100,6 +107,25 @@ void set_values(const std::vector<double>& v, theory::OrderParams& o, theory::Er
   for (std::size_t i = 0; i < v.size(); ++i) *fields[i] = v[i];
 }
 
+// The shifted test protocol (docs/theory.md §20): None, or (overlap, levels, error, algo, mem,
+// struct).
+py::object shift_state(const std::optional<theory::TestShift>& t) {
+  if (!t) return py::none();
+  return py::make_tuple(t->overlap, t->levels, t->error, t->decomposition.algo,
+                        t->decomposition.mem, t->decomposition.structural);
+}
+
+std::optional<theory::TestShift> shift_from_state(const py::object& o) {
+  if (o.is_none()) return std::nullopt;
+  const auto t = o.cast<py::tuple>();
+  theory::TestShift s;
+  s.overlap = t[0].cast<double>();
+  s.levels = t[1].cast<std::vector<double>>();
+  s.error = t[2].cast<double>();
+  s.decomposition = {t[3].cast<double>(), t[4].cast<double>(), t[5].cast<double>()};
+  return s;
+}
+
 py::tuple solution_state(const Solution& s) {
   py::object last = py::none();
   if (s.last_iterate) {
@@ -110,11 +136,12 @@ py::tuple solution_state(const Solution& s) {
                         static_cast<int>(s.status), s.residual_norm, s.iterations, s.message,
                         values_of(s.order, s.error, s.decomposition, s.z, s.e), s.nu,
                         static_cast<int>(s.regime), s.bayes_optimal.idg, s.bayes_optimal.odg,
-                        last);
+                        last, shift_state(s.test_shift), s.bayes_optimal.shift,
+                        s.last_iterate ? shift_state(s.last_iterate->test_shift) : py::none());
 }
 
 Solution solution_from_state(const py::tuple& t) {
-  if (t.size() != 12) throw std::runtime_error("Solution: bad pickle state");
+  if (t.size() != 12 && t.size() != 15) throw std::runtime_error("Solution: bad pickle state");
   Solution s;
   s.params = params_from_state(t[0].cast<py::tuple>());
   s.method = static_cast<theory::Method>(t[1].cast<int>());
@@ -133,6 +160,11 @@ Solution solution_from_state(const py::tuple& t) {
                li.e);
     s.last_iterate = li;
   }
+  if (t.size() == 15) {
+    s.test_shift = shift_from_state(t[12]);
+    s.bayes_optimal.shift = t[13].cast<double>();
+    if (s.last_iterate) s.last_iterate->test_shift = shift_from_state(t[14]);
+  }
   return s;
 }
 
@@ -146,6 +178,20 @@ std::string params_repr(const Params& p) {
     r += "=";
     r += py::repr(py::float_(v)).cast<std::string>();
     sep = ", ";
+  }
+  auto f = [](double v) { return py::repr(py::float_(v)).cast<std::string>(); };
+  if (!p.task_spectrum.empty()) {
+    r += ", task_spectrum=[";
+    for (std::size_t k = 0; k < p.task_spectrum.size(); ++k)
+      r += (k ? ", (" : "(") + f(p.task_spectrum[k].position) + ", " +
+           f(p.task_spectrum[k].mass) + ")";
+    r += "]";
+  }
+  if (p.test_overlap) r += ", test_overlap=" + f(*p.test_overlap);
+  if (!p.test_levels.empty()) {
+    r += ", test_levels=[";
+    for (std::size_t k = 0; k < p.test_levels.size(); ++k) r += (k ? ", " : "") + f(p.test_levels[k]);
+    r += "]";
   }
   return r + ")";
 }
@@ -184,7 +230,10 @@ std::string param_name(const std::string& name) { return name == "lambda_" ? "la
 // tau and gamma is an InvalidParams naming gamma). alpha_test None (default) = same as alpha.
 Params make_params(double alpha, std::optional<double> alpha_test, std::optional<double> tau,
                    double kappa, double rho, double sigma, double sigma_test, double lambda_,
-                   std::optional<double> gamma, const py::kwargs& extra) {
+                   std::optional<double> gamma,
+                   const std::vector<std::pair<double, double>>& task_spectrum,
+                   std::optional<double> test_overlap, const std::vector<double>& test_levels,
+                   const py::kwargs& extra) {
   if (tau && gamma)
     throw InvalidParams("gamma", "give tau or gamma = tau/kappa, not both");
   const Params def{};
@@ -198,6 +247,9 @@ Params make_params(double alpha, std::optional<double> alpha_test, std::optional
     p.lambda = item.second.cast<double>();
   }
   if (gamma) p.set("gamma", *gamma);
+  for (const auto& [t, w] : task_spectrum) p.task_spectrum.push_back({t, w});
+  p.test_overlap = test_overlap;
+  p.test_levels = test_levels;
   return p;
 }
 
@@ -219,7 +271,15 @@ void bind_theory(py::module_& m) {
            py::arg("kappa") = def.kappa, py::arg("rho") = def.rho, py::arg("sigma") = def.sigma,
            py::arg("sigma_test") = def.sigma_test, py::arg("lambda_") = def.lambda,
            py::arg("gamma") = py::none(),
+           py::arg("task_spectrum") = std::vector<std::pair<double, double>>{},
+           py::arg("test_overlap") = py::none(),
+           py::arg("test_levels") = std::vector<double>{},
            "Keyword arguments only; defaults are the paper's decomposition figure (tau = 2.25).\n"
+           "Beyond the paper: task_spectrum=[(eigenvalue, weight), ...] (a general task\n"
+           "covariance, docs/theory.md §12; power_law_spectrum() and\n"
+           "low_rank_plus_complement_spectrum() build them), test_overlap=C in [0, 1] (shifted\n"
+           "test tasks with a fraction C of their energy in the training subspace) or\n"
+           "test_levels=[t'_k] (the test eigenvalue per task_spectrum level), docs/theory.md §20.\n"
            "alpha_test=None (default) means the same as alpha. `lambda` may be passed as\n"
            "**{'lambda': x}; `gamma` (if given) sets tau = gamma * kappa, and giving both tau\n"
            "and gamma raises InvalidParams naming gamma.")
@@ -236,6 +296,23 @@ void bind_theory(py::module_& m) {
       .def_readwrite("sigma", &Params::sigma, "label-noise standard deviation (pretraining)")
       .def_readwrite("sigma_test", &Params::sigma_test, "label-noise standard deviation (test)")
       .def_readwrite("lambda_", &Params::lambda, "ridge: the loss adds lambda M0 |Gamma|_F^2")
+      .def_property(
+          "task_spectrum",
+          [](const Params& p) {
+            std::vector<std::pair<double, double>> v;
+            for (const auto& a : p.task_spectrum) v.emplace_back(a.position, a.mass);
+            return v;
+          },
+          [](Params& p, const std::vector<std::pair<double, double>>& v) {
+            p.task_spectrum.clear();
+            for (const auto& [t, w] : v) p.task_spectrum.push_back({t, w});
+          },
+          "[(eigenvalue, weight), ...]: a general task covariance (empty: the paper's rank-rho "
+          "tasks)")
+      .def_readwrite("test_overlap", &Params::test_overlap,
+                     "C in [0, 1] or None: shifted test tasks (docs/theory.md §20)")
+      .def_readwrite("test_levels", &Params::test_levels,
+                     "test eigenvalue per task_spectrum level (docs/theory.md §20)")
       .def_property(
           "gamma", &Params::gamma, [](Params& p, double g) { p.set("gamma", g); },
           "tau / kappa = N / (M0 D); setting it sets tau = gamma * kappa")
@@ -260,7 +337,9 @@ void bind_theory(py::module_& m) {
       .def("__deepcopy__", [](const Params& p, py::dict) { return p; }, py::arg("memo"))
       .def("__repr__", &params_repr)
       .def("__eq__",
-           [](const Params& a, const Params& b) { return raw_fields(a) == raw_fields(b); })
+           [](const Params& a, const Params& b) {
+             return raw_fields(a) == raw_fields(b) && theory::to_json(a) == theory::to_json(b);
+           })
       .def(py::pickle(&params_state, &params_from_state));
   // `p.lambda` is a syntax error in Python but getattr(p, "lambda") works.
   params_class.def_readwrite("lambda", &Params::lambda, "same as lambda_");
@@ -288,7 +367,15 @@ void bind_theory(py::module_& m) {
       .def_property_readonly(
           "bayes_optimal", [](const Solution& s) { return solution_part(s, "bayes_optimal"); },
           "{idg, odg}: the Bayes-optimal errors from the test prompt alone, same convention as\n"
-          "`error` (docs/theory.md §17); idg is NaN for a general task_spectrum")
+          "`error` (docs/theory.md §17); with a shifted test protocol also shift")
+      .def_property_readonly(
+          "test_shift",
+          [](const Solution& s) -> py::object {
+            if (!s.test_shift) return py::none();
+            return solution_part(s, "test_shift");
+          },
+          "None, or the shifted test protocol (Params.test_overlap / test_levels,\n"
+          "docs/theory.md §20): {overlap, levels, error, decomposition: {algo, mem, struct}}")
       .def_property_readonly(
           "decomposition", [](const Solution& s) { return solution_part(s, "decomposition"); },
           "{tm|idg|odg: {algo, mem, struct}}; the three pieces sum to the error (letey: from\n"
@@ -318,6 +405,27 @@ void bind_theory(py::module_& m) {
         return std::string(buf);
       });
 
+  auto spectrum_list = [](const std::vector<numerics::Atom>& v) {
+    std::vector<std::pair<double, double>> out;
+    for (const auto& a : v) out.emplace_back(a.position, a.mass);
+    return out;
+  };
+  m.def(
+      "power_law_spectrum",
+      [spectrum_list](double exponent, int levels) {
+        return spectrum_list(theory::power_law_spectrum(exponent, levels));
+      },
+      py::arg("exponent"), py::arg("levels"),
+      "[(eigenvalue, weight), ...]: `levels` equally weighted eigenvalues proportional to\n"
+      "k^-exponent, mean 1 (for Params(task_spectrum=...); CLI --task-spectrum powerlaw:EXP:LEVELS).");
+  m.def(
+      "low_rank_plus_complement_spectrum",
+      [spectrum_list](double rho, double epsilon) {
+        return spectrum_list(theory::low_rank_plus_complement_spectrum(rho, epsilon));
+      },
+      py::arg("rho"), py::arg("epsilon"),
+      "[(eigenvalue, weight), ...]: eigenvalue a on a fraction rho and epsilon * a on the rest,\n"
+      "mean 1 (CLI --task-spectrum complement:EPS).");
   m.def(
       "solve",
       [](const Params& p, const std::string& method, const std::string& moments,

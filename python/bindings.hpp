@@ -10,5 +10,6 @@ void bind_spectral(py::module_& m);  // spectral measures, resolvent moments, in
 void bind_simulate(py::module_& m);  // simulate, LowRankSimulator, sizes
 void bind_patch(py::module_& m);     // patch checks
 void bind_optimize(py::module_& m);  // optimize (optimal hyperparameters)
+void bind_boundary(py::module_& m);  // boundary (phase boundaries in any plane)
 
 }  // namespace icl::python

@@ -72,4 +72,5 @@ PYBIND11_MODULE(_core, m) {
   icl::python::bind_simulate(m);
   icl::python::bind_patch(m);
   icl::python::bind_optimize(m);
+  icl::python::bind_boundary(m);
 }

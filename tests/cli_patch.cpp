@@ -2,6 +2,7 @@
 // are exit 2.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.hpp"
@@ -65,11 +66,50 @@ TEST_CASE("icl patch: bad options are exit 2 with a message") {
   const char* cases[] = {"patch check --heads 0", "patch check --weights /nonexistent/w.txt",
                          "patch check --layers 0", "patch check --kind lstm", "patch check --chunk 9:3",
                          "patch check --chunk 2:x", "patch check --pos 99 --context 5",
-                         "patch thought --ridge 0", "patch align --sgd-steps 0"};
+                         "patch thought --ridge 0", "patch align --sgd-steps 0",
+                         "patch align --protocol sgd", "patch train --save-dtype f16",
+                         "patch train --save w.txt --save-dtype bf16",
+                         "patch check --weights /nonexistent/w.safetensors"};
   for (const char* c : cases) {
     CAPTURE(c);
     const auto r = run_icl(c, icl_test::scratch("cli_patch_scratch"));
     CHECK(r.code == 2);
     CHECK(!r.err.empty());
   }
+}
+
+TEST_CASE("icl patch train --save X.safetensors is read by icl patch check; a truncated copy is exit 2 naming the tensor") {
+  const std::string dir = icl_test::scratch("cli_patch_scratch_safetensors");
+  const auto tr = run_icl("patch train --train-steps 2 --batch 2 --context 4 --eval-every 1 --heads 2 "
+                          "--mlp 8 --quiet --save " + dir + "/m.safetensors --save-dtype bf16",
+                          dir);
+  REQUIRE(tr.code == 0);
+  const auto ok = run_icl("patch check --weights " + dir + "/m.safetensors --context 4 --json", dir);
+  REQUIRE(ok.code == 0);
+  CHECK(nlohmann::json::parse(ok.out).at("max_rel_diff").get<double>() < 1e-12);
+  const std::string bytes = icl_test::slurp(dir + "/m.safetensors");
+  {
+    std::ofstream out(dir + "/cut.safetensors", std::ios::binary);
+    out << bytes.substr(0, bytes.size() - 1);
+  }
+  const auto bad = run_icl("patch check --weights " + dir + "/cut.safetensors --context 4", dir);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("layers.0.mlp.fc2.bias") != std::string::npos);
+}
+
+TEST_CASE("icl patch align --protocol: the chosen protocols with their controls in the JSON") {
+  const auto r = run_icl("patch align --protocol online,per-token --context 5 --prompts 3 --heads 2 "
+                         "--mlp 8 --json --quiet",
+                         icl_test::scratch("cli_patch_scratch_align"));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.at("protocols").size() == 2);
+  CHECK(j.at("protocols").at(0).at("protocol") == "online");
+  CHECK(j.at("protocols").at(1).at("protocol") == "per-token");
+  CHECK(j.at("protocols").at(1).at("x").size() == 5);
+  CHECK(j.at("protocols").at(1).at("summary_random").at("count") == 3);
+  const auto t = run_icl("patch align --context 5 --prompts 2 --heads 2 --mlp 8 --sgd-steps 1,2 --quiet",
+                         icl_test::scratch("cli_patch_scratch_align"));
+  REQUIRE(t.code == 0);
+  for (const char* p : {"fullbatch:", "online:", "per-token:"}) CHECK(t.out.find(p) != std::string::npos);
 }

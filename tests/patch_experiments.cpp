@@ -229,8 +229,12 @@ TEST_CASE("run_dynamics, run_thought, run_align, run_train at small sizes") {
   const AlignResult ar = run_align(a);
   CHECK(ar.status == Status::Converged);
   CHECK(!ar.trained);
-  CHECK(ar.alignment.cos.size() == 2);
-  CHECK(ar.alignment.mean.size() == 2);
+  REQUIRE(ar.curves.size() == 4);
+  CHECK(ar.curves[0].cos.size() == 2);
+  CHECK(ar.curves[0].x == std::vector<int>{1, 2});
+  CHECK(ar.curves[1].x.size() == 6);  // online: one point per context example
+  CHECK(ar.curves[2].random.size() == 6);
+  CHECK(to_table(ar).rows.size() == 2 + 6 + 6 + 6);
 
   TrainRunOptions o;
   o.model.spec = small_spec();

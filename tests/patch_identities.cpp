@@ -304,7 +304,7 @@ TEST_CASE("training: the trained weights are bit-identical for 1, 2 and 3 thread
   }
 }
 
-TEST_CASE("cos_F: exact values; alignment: one prompt is its own mismatch, one SGD step is lr-free") {
+TEST_CASE("cos_F: exact values, symmetric, scale-free, 0 against a zero matrix") {
   const M a = random_mat(4, 3, 1), b = random_mat(4, 3, 2);
   CHECK(cos_frobenius(a, a) == doctest::Approx(1.0).epsilon(1e-14));
   CHECK(cos_frobenius(a, M(-2.5 * a)) == doctest::Approx(-1.0).epsilon(1e-14));
@@ -318,19 +318,4 @@ TEST_CASE("cos_F: exact values; alignment: one prompt is its own mismatch, one S
   off(1, 0) = 1;
   CHECK(cos_frobenius(e1, off) == 0.0);
   CHECK(cos_frobenius(e1, M::Zero(2, 2)) == 0.0);
-
-  auto c = cfg(LayerKind::Softmax, false, false, 1);
-  auto w = init_weights(c, {.seed = 43});
-  const auto prompts = make_prompts(2, 10, 3, 44);
-  // With one prompt the mismatched control pairs the prompt with itself.
-  const auto one = alignment(w, {prompts[0]}, {1, 3}, 0.01);
-  for (std::size_t s = 0; s < 2; ++s) CHECK(one.mismatched_mean[s] == one.mean[s]);
-  // After one SGD step dW_ft = -lr * gradient: its direction, and so cos_F, does not depend on lr.
-  const auto a1 = alignment(w, prompts, {1, 3}, 0.01);
-  const auto a2 = alignment(w, prompts, {1, 3}, 0.1);
-  REQUIRE(a1.cos.size() == 3);
-  for (std::size_t p = 0; p < 3; ++p) {
-    CHECK(std::abs(a1.cos[p][0] - a2.cos[p][0]) < 1e-12);
-    CHECK(std::abs(a1.cos[p][0]) <= 1.0);
-  }
 }

@@ -32,26 +32,6 @@ double objective_value(const Solution& s, Objective o) {
   return kNaN;
 }
 
-// The valid values of a parameter (Params::validate, docs/theory.md §1.6): (0, inf) for the
-// ratios, (0, 1] for rho, [0, 1] for test_overlap, [0, inf) for the noise levels and the ridge.
-struct Domain {
-  double lower;
-  bool lower_open;
-  double upper;  // inclusive
-};
-Domain domain(const std::string& name) {
-  if (name == "rho") return {0.0, true, 1.0};
-  if (name == "test_overlap") return {0.0, false, 1.0};
-  if (name == "sigma" || name == "sigma_test" || name == "lambda")
-    return {0.0, false, std::numeric_limits<double>::infinity()};
-  return {0.0, true, std::numeric_limits<double>::infinity()};
-}
-
-bool known_name(const std::string& name) {
-  const auto& n = Params::names();
-  return std::find(n.begin(), n.end(), name) != n.end();
-}
-
 // One evaluation point: value of the parameter and the solution there.
 struct Point {
   double x = kNaN, f = kNaN;
@@ -78,31 +58,11 @@ Objective objective_from_string(const std::string& s) {
   throw InvalidParams("objective", "must be tm, idg, odg or shift (got '" + s + "')");
 }
 
-std::pair<double, double> default_range(const std::string& over) {
-  if (over == "lambda") return {1e-4, 10.0};
-  if (over == "rho") return {0.01, 1.0};
-  if (over == "test_overlap") return {0.0, 1.0};
-  if (over == "sigma" || over == "sigma_test") return {0.0, 2.0};
-  if (known_name(over)) return {0.1, 20.0};
-  throw InvalidParams("over", "unknown parameter name '" + over + "'");
-}
-
 void OptimizeOptions::validate() const {
-  if (!known_name(over)) throw InvalidParams("over", "unknown parameter name '" + over + "'");
+  if (!is_param_name(over)) throw InvalidParams("over", "unknown parameter name '" + over + "'");
   const bool lo_nan = std::isnan(lo), hi_nan = std::isnan(hi);
   if (lo_nan != hi_nan) throw InvalidParams(lo_nan ? "lo" : "hi", "set both ends of the range or neither");
-  if (!lo_nan) {
-    if (!std::isfinite(lo)) throw InvalidParams("lo", "must be finite (got " + fmt(lo) + ")");
-    if (!std::isfinite(hi)) throw InvalidParams("hi", "must be finite (got " + fmt(hi) + ")");
-    if (!(lo < hi))
-      throw InvalidParams("hi", "must be > lo (got lo = " + fmt(lo) + ", hi = " + fmt(hi) + ")");
-    const Domain d = domain(over);
-    if (d.lower_open ? !(lo > d.lower) : !(lo >= d.lower))
-      throw InvalidParams("lo", over + " must be " + (d.lower_open ? "> " : ">= ") +
-                                    fmt(d.lower) + " (got " + fmt(lo) + ")");
-    if (hi > d.upper)
-      throw InvalidParams("hi", over + " must be <= " + fmt(d.upper) + " (got " + fmt(hi) + ")");
-  }
+  if (!lo_nan) validate_range(over, lo, hi, "lo", "hi");
   if (scan_points < 5 || scan_points > 100000)
     throw InvalidParams("scan_points", "must be in [5, 100000] (got " + std::to_string(scan_points) + ")");
   if (max_refinements < 1 || max_refinements > 100)
@@ -114,6 +74,12 @@ void OptimizeOptions::validate() const {
 }
 
 OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
+  const Objective o = options.objective;
+  return optimize(base, options, [o](const Solution& s) { return objective_value(s, o); });
+}
+
+OptimizeResult optimize(const Params& base, const OptimizeOptions& options,
+                        const std::function<double(const Solution&)>& value) {
   options.validate();
   OptimizeResult r;
   r.objective = options.objective;
@@ -122,9 +88,8 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
       std::isnan(options.lo) ? default_range(options.over) : std::make_pair(options.lo, options.hi);
   r.log_scale = r.lo > 0;
   for (double v : {r.lo, r.hi}) {
-    const Params p = base.with(options.over, v);
-    if (options.solve.method == Method::Letey) p.validate();
-    else p.validate_for_saddle_point();
+    const Params p = with_param(base, options.over, v);
+    validate_for(p, options.solve.method);
     if (options.objective == Objective::Shift && !p.has_test_shift())
       throw InvalidParams("objective", "'shift' minimizes the shifted test protocol's error: "
                                        "set test_overlap or test_levels (docs/theory.md §20)");
@@ -140,7 +105,7 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
   r.evaluations = n;
   std::vector<Point> pts;  // converged scan points, in order
   for (int i = 0; i < n; ++i) {
-    const double f = objective_value(scan[i], options.objective);
+    const double f = value(scan[i]);
     if (std::isfinite(f)) pts.push_back({xs[i], f, std::move(scan[i])});
   }
   if (pts.size() < 3) {
@@ -178,16 +143,9 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
     const double b = c < m - 1 ? pts[c + 1].x : grid.x;
     const auto f = [&](double t) {
       const double x = to_x(t);
-      const Params p = base.with(options.over, x);
-      Solution s = solve(p, options.solve);
-      if (!s.converged() && options.solve.method == Method::Saddle) {
-        SolveOptions warm = options.solve;
-        warm.start = grid.s.order;
-        Solution w = solve(p, warm);
-        if (w.converged() || w.residual_norm < s.residual_norm) s = std::move(w);
-      }
+      Solution s = solve_near(with_param(base, options.over, x), options.solve, &grid.s.order);
       ++r.evaluations;
-      const double v = objective_value(s, options.objective);
+      const double v = value(s);
       if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
       if (v < best.f) best = {x, v, std::move(s)};
       return v;

@@ -9,6 +9,7 @@
 // of the range is reported as such (still Converged: it is the minimizer over the range); the
 // message also says when the scan saw more than one interior local minimum.
 #pragma once
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -16,6 +17,7 @@
 
 #include "numerics/status.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/param_path.hpp"
 #include "theory/params.hpp"
 
 namespace icl::theory {
@@ -43,9 +45,7 @@ struct OptimizeOptions {
   void validate() const;
 };
 
-// A default range per parameter: lambda [1e-4, 10], alpha/alpha_test/tau/gamma/kappa
-// [0.1, 20], rho [0.01, 1], sigma/sigma_test [0, 2]. Throws InvalidParams("over") otherwise.
-std::pair<double, double> default_range(const std::string& over);
+// default_range(over): theory/param_path.hpp.
 
 struct OptimizeResult {
   Objective objective = Objective::Idg;
@@ -64,6 +64,12 @@ struct OptimizeResult {
 
 // Validates `base` with `over` at lo and at hi (InvalidParams naming the field) and the options.
 OptimizeResult optimize(const Params& base, const OptimizeOptions& options);
+
+// The same procedure for any scalar of a Solution (`value`, NaN where not usable), e.g.
+// quantity_value(s, name) of theory/param_path.hpp (theory::boundary's argmin criterion);
+// options.objective is then only echoed in the result.
+OptimizeResult optimize(const Params& base, const OptimizeOptions& options,
+                        const std::function<double(const Solution&)>& value);
 
 // {"objective", "over", "argmin", "minimum", "converged", "status", "message", "evaluations",
 //  "range": [lo, hi], "scale": "log"|"linear", "params"} (params: to_json(Params) at the argmin).

@@ -161,16 +161,6 @@ void Params::set(const std::string& name, double value) {
   else throw InvalidParams(name, "unknown parameter name");
 }
 
-Params Params::with(const std::string& name, double value) const {
-  if (name == "rho" && !task_spectrum.empty())
-    throw InvalidParams("rho", "cannot vary with a task spectrum: the spectrum is the whole task "
-                               "covariance and does not change with rho (build one spectrum "
-                               "per rho instead)");
-  Params p = *this;
-  p.set(name, value);
-  return p;
-}
-
 }  // namespace icl::theory
 
 namespace icl::theory {

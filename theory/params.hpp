@@ -69,10 +69,6 @@ struct Params {
   static const std::vector<std::string>& names();
   double get(const std::string& name) const;  // throws InvalidParams for an unknown name
   void set(const std::string& name, double value);
-  // A copy with one parameter set (a point of a sweep, grid or scan). Varying rho under a
-  // task_spectrum throws InvalidParams("rho"): the spectrum, fixed when it was built, is the
-  // whole task covariance and rho would change nothing (docs/theory.md §12.1).
-  Params with(const std::string& name, double value) const;
 };
 
 }  // namespace icl::theory

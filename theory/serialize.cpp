@@ -54,6 +54,23 @@ nlohmann::ordered_json test_shift_json(const TestShift& t) {
           {"decomposition", components(t.decomposition)}};
 }
 
+// "shift" only with a shifted test protocol (docs/theory.md §20).
+nlohmann::ordered_json bayes_json(const Solution& s) {
+  nlohmann::ordered_json j = {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}};
+  if (s.test_shift) j["shift"] = s.bayes_optimal.shift;
+  return j;
+}
+
+nlohmann::ordered_json last_iterate_json(const LastIterate& l, Method method) {
+  nlohmann::ordered_json j = {{"order", order_json(l.order, method)},
+                              {"error", error_json(l.error)},
+                              {"decomposition", decomposition_json(l.decomposition)},
+                              {"z", l.z},
+                              {"e", l.e}};
+  if (l.test_shift) j["test_shift"] = test_shift_json(*l.test_shift);
+  return j;
+}
+
 }  // namespace
 
 nlohmann::ordered_json to_json(const Params& p) {
@@ -97,27 +114,29 @@ nlohmann::ordered_json to_json(const Solution& s) {
       {"message", s.message},
       {"order", order_json(s.order, s.method)},
       {"error", error_json(s.error)},
-      {"bayes_optimal", {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}}},
+      {"bayes_optimal", bayes_json(s)},
       {"decomposition", decomposition_json(s.decomposition)},
       {"regime", to_string(s.regime)},
       {"effective_ridge", -s.z},
       {"z", s.z},
       {"e", s.e},
       {"nu", s.nu}};
-  if (s.test_shift) {
-    j["test_shift"] = test_shift_json(*s.test_shift);
-    j["bayes_optimal"]["shift"] = s.bayes_optimal.shift;
-  }
-  if (s.last_iterate) {
-    const LastIterate& l = *s.last_iterate;
-    j["last_iterate"] = {{"order", order_json(l.order, s.method)},
-                         {"error", error_json(l.error)},
-                         {"decomposition", decomposition_json(l.decomposition)},
-                         {"z", l.z},
-                         {"e", l.e}};
-    if (l.test_shift) j["last_iterate"]["test_shift"] = test_shift_json(*l.test_shift);
-  }
+  if (s.test_shift) j["test_shift"] = test_shift_json(*s.test_shift);
+  if (s.last_iterate) j["last_iterate"] = last_iterate_json(*s.last_iterate, s.method);
   return j;
+}
+
+nlohmann::ordered_json to_json_block(const Solution& s, const std::string& key) {
+  if (key == "params") return to_json(s.params);
+  if (key == "order") return order_json(s.order, s.method);
+  if (key == "error") return error_json(s.error);
+  if (key == "bayes_optimal") return bayes_json(s);
+  if (key == "test_shift")
+    return s.test_shift ? test_shift_json(*s.test_shift) : nlohmann::ordered_json();
+  if (key == "decomposition") return decomposition_json(s.decomposition);
+  if (key == "last_iterate")
+    return s.last_iterate ? last_iterate_json(*s.last_iterate, s.method) : nlohmann::ordered_json();
+  return to_json(s).at(key);  // the scalars: no faster route needed
 }
 
 std::string to_text(const Solution& s) {

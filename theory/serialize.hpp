@@ -26,6 +26,10 @@ std::string task_description(const Params& p);
 // A solution that did not converge has NaN values (null in dump()) and, when the solver
 // produced one, its last iterate under "last_iterate" (for diagnosis only).
 nlohmann::ordered_json to_json(const Solution& s);
+// One block of to_json(s), built alone ("params", "order", "error", "bayes_optimal",
+// "decomposition", "last_iterate" (null when absent), or a scalar key): the same value as
+// to_json(s).at(key), without building the rest (Python's Solution.error etc., per point).
+nlohmann::ordered_json to_json_block(const Solution& s, const std::string& key);
 // Without converged(): the status and message only, no values.
 std::string to_text(const Solution& s);
 

@@ -1,33 +1,33 @@
 #include "theory/sweep.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <cmath>
 #include <map>
-#include <mutex>
-#include <thread>
 
 #include "numerics/continuation.hpp"
 #include "numerics/error.hpp"
+#include "numerics/format.hpp"
+#include "numerics/parallel.hpp"
+#include "theory/param_path.hpp"
 
 namespace icl::theory {
 namespace {
 
-void validate_point(const Params& p, Method method, const std::string& where) {
+// The point's message names it ("alpha = 2"); built only when it is invalid, since a sweep
+// validates every point first (a formatted string per point was measurable, docs/README).
+template <class Where>
+void validate_point(const Params& p, Method method, const Where& where) {
   try {
-    if (method == Method::Letey) p.validate();
-    else p.validate_for_saddle_point();
+    validate_for(p, method);
   } catch (const InvalidParams& e) {
-    throw InvalidParams(e.field(), e.detail() + " (at " + where + ")");
+    throw InvalidParams(e.field(), e.detail() + " (at " + where() + ")");
   }
 }
 
 std::string describe(const std::string& name, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s = %.6g", name.c_str(), v);
-  return buf;
+  return name + " = " + numerics::format_significant(v);
 }
 
 }  // namespace
@@ -52,12 +52,13 @@ std::vector<double> logspace(double start, double stop, int count) {
 std::vector<Solution> sweep(const Params& base, const std::string& name,
                             const std::vector<double>& values, const SweepOptions& options) {
   base.get(name);  // unknown names throw
-  for (double v : values) validate_point(base.with(name, v), options.solve.method, describe(name, v));
+  for (double v : values)
+    validate_point(with_param(base, name, v), options.solve.method, [&] { return describe(name, v); });
   std::vector<Solution> out;
   out.reserve(values.size());
   if (options.solve.method != Method::Saddle) {
     for (double v : values) {
-      out.push_back(solve(base.with(name, v), options.solve));
+      out.push_back(solve(with_param(base, name, v), options.solve));
       if (options.progress) options.progress(out.size(), values.size(), "point");
     }
     return out;
@@ -70,13 +71,8 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
   const numerics::PathSolver path_solver = [&](double t, const Eigen::VectorXd& x0) {
     // First from the point's own reduced closed form (usually already a root of the full map:
     // zero iterations), then, if that fails, warm-started from the previous converged point.
-    Solution s = solve(base.with(name, t), options.solve);
-    if (!s.converged() && x0.size() == 10) {
-      SolveOptions so = options.solve;
-      so.start = order_from_vector(x0);
-      Solution warm = solve(base.with(name, t), so);
-      if (warm.converged() || warm.residual_norm < s.residual_norm) s = std::move(warm);
-    }
+    const OrderParams warm = x0.size() == 10 ? order_from_vector(x0) : OrderParams{};
+    Solution s = solve_near(with_param(base, name, t), options.solve, x0.size() == 10 ? &warm : nullptr);
     numerics::SolveResult r;
     r.status = s.status;
     // NaN unless converged: continuation only continues from converged points' x.
@@ -86,9 +82,9 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
     r.message = s.message;
     // t may be attempted again (step halving): keep its best attempt, converged first, then
     // the smaller residual.
-    auto [it, fresh] = solved.try_emplace(t, s);
-    if (!fresh && !it->second.converged() &&
-        (s.converged() || s.residual_norm < it->second.residual_norm))
+    const auto it = solved.find(t);
+    if (it == solved.end()) solved.emplace(t, std::move(s));
+    else if (!it->second.converged() && (s.converged() || s.residual_norm < it->second.residual_norm))
       it->second = std::move(s);
     return r;
   };
@@ -100,7 +96,7 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
       values,
       [&](double t, const Eigen::VectorXd& x0) {
         auto r = path_solver(t, x0);
-        if (std::find(values.begin(), values.end(), t) != values.end() && options.progress)
+        if (options.progress && std::find(values.begin(), values.end(), t) != values.end())
           options.progress(++done, values.size(), "point");
         return r;
       },
@@ -116,39 +112,14 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
 std::vector<Solution> solve_points(const std::vector<Params>& points,
                                    const PhaseOptions& options) {
   for (std::size_t k = 0; k < points.size(); ++k)
-    validate_point(points[k], options.solve.method, "point " + std::to_string(k));
-  const std::size_t total = points.size();
-  std::vector<Solution> out(total);
+    validate_point(points[k], options.solve.method, [k] { return "point " + std::to_string(k); });
+  std::vector<Solution> out(points.size());
   // Points are independent (each starts from its own reduced closed form), so the result does
-  // not depend on the number of threads or the order of work.
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads),
-                                                   std::max<std::size_t>(total, 1)));
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> cancelled{false};
-  std::size_t done = 0;
-  std::exception_ptr cancel;
-  std::mutex progress_mutex;
-  auto worker = [&] {
-    for (std::size_t k; !cancelled && (k = next.fetch_add(1)) < total;) {
-      out[k] = solve(points[k], options.solve);
-      if (!options.progress) continue;
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      if (cancelled) break;
-      try {
-        options.progress(++done, total, "point");
-      } catch (...) {
-        cancel = std::current_exception();
-        cancelled = true;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  if (cancel) std::rethrow_exception(cancel);
+  // not depend on the number of threads or the order of work. A progress callback that throws
+  // (e.g. Python's KeyboardInterrupt) stops the remaining points and is rethrown here.
+  numerics::parallel_for(
+      points.size(), options.threads,
+      [&](std::size_t k) { out[k] = solve(points[k], options.solve); }, options.progress, "point");
   return out;
 }
 
@@ -161,9 +132,9 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
   points.reserve(xs.size() * ys.size());
   for (double x : xs)
     for (double y : ys) {
-      points.push_back(base.with(x_name, x).with(y_name, y));
+      points.push_back(with_param(with_param(base, x_name, x), y_name, y));
       validate_point(points.back(), options.solve.method,
-                     describe(x_name, x) + ", " + describe(y_name, y));
+                     [&] { return describe(x_name, x) + ", " + describe(y_name, y); });
     }
   return solve_points(points, options);
 }

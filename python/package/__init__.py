@@ -28,7 +28,7 @@ __version__ = _core.__version__
 # Params' constructor names, in the order solve() applies array values (gamma last: it sets
 # tau = gamma * kappa from the final kappa, as the constructor does).
 PARAM_NAMES = ("alpha", "alpha_test", "tau", "kappa", "rho", "sigma", "sigma_test", "lambda_",
-               "gamma")
+               "test_overlap", "gamma")
 
 
 def solve(params=None, *, method="saddle", moments="quadrature", residual_tolerance=1e-10,
@@ -130,11 +130,14 @@ def simulate(params, *, progress=None, **options):
     (theory=True) solve the theory at the same point.
 
     Options (keyword, defaults those of the library's SimOptions): dim=60, seeds=5,
-    seed=20251, threads=2, odg='isotropic', solver='cg', min_norm=False, theory=True.
+    seed=20251, threads=2, odg='isotropic', solver='cg', min_norm=False, theory=True,
+    bayes_prompts=0 (> 0: TM's Bayes-optimal dMMSE baseline by Monte Carlo on that many fresh
+    prompts per seed, 'bayes_optimal.tm'; docs/theory.md §17.4).
 
     Returns a SimulationResult: {name: (mean, sem)} over `seeds` seeds ('error.tm',
     'error.idg', 'error.odg', 'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0',
-    'order.q0', with the theory also the measured decomposition 'decomp.*', solver facts
+    'order.q0', 'error.shift' with Params.test_overlap / test_levels (docs/theory.md §20),
+    with the theory also the measured decomposition 'decomp.*', solver facts
     'cg.iterations', ...; sem is NaN for one seed), with .theory (the Solution), .comparison
     (theory, mean, sem, z per compared quantity), to_dict() (the `icl simulate --json`
     object) and to_pandas() (the comparison). Seed k is derive_seed(seed, k), so the result

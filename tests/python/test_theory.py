@@ -194,7 +194,9 @@ class SolveTest(unittest.TestCase):
         self.assertEqual((d["status"], d["message"], d["iterations"]),
                          (s.status, s.message, s.iterations))
         self.assertEqual(d["params"], self.p.to_dict())
-        self.assertEqual(list(self.p.to_dict()), icl.Params.names())
+        # test_overlap is in the JSON only when set (docs/theory.md §20)
+        self.assertEqual(list(self.p.to_dict()),
+                         [n for n in icl.Params.names() if n != "test_overlap"])
         self.assertEqual(d["effective_ridge"], -s.z)
         self.assertIn("converged", repr(s))
 
@@ -326,6 +328,64 @@ class PhaseHelpersTest(unittest.TestCase):
         self.assertAlmostEqual(icl.atom_mass(poor), 1 - 0.5 / 0.9, places=15)
         self.assertEqual(icl.atom_mass(icl.Params()), 0.0)
         self.assertEqual(icl.interpolation_tau(), 1.0)
+
+
+class BeyondThePaperTest(unittest.TestCase):
+    """General task spectra and the shifted test protocol (docs/theory.md §12, §20) from Python."""
+
+    def test_task_spectrum_matches_the_cli_builders(self):
+        spec = icl.power_law_spectrum(1.0, 4)
+        self.assertEqual(len(spec), 4)
+        self.assertAlmostEqual(sum(w * t for t, w in spec), 1.0, places=14)
+        p = icl.Params(task_spectrum=spec)
+        self.assertEqual(p.task_spectrum, spec)
+        s = icl.solve(p)
+        self.assertTrue(s.converged)
+        self.assertEqual(s.to_dict()["params"]["task_spectrum"], [list(a) for a in spec])
+        # The Bayes baseline is defined for general priors (docs/theory.md §17.3).
+        self.assertTrue(math.isfinite(s.bayes_optimal["idg"]))
+        self.assertLess(s.bayes_optimal["idg"], s.error["idg"])
+
+    def test_test_overlap_limits_and_solution_block(self):
+        base = icl.solve(icl.Params())
+        self.assertIsNone(base.test_shift)
+        for c, ref in [(1.0, "idg"), (0.9, "odg")]:  # C = 1 is IDG, C = rho = 0.9 is ODG
+            s = icl.solve(icl.Params(test_overlap=c))
+            self.assertAlmostEqual(s.test_shift["error"], base.error[ref], places=11)
+            self.assertEqual(s.test_shift["overlap"], c)
+        s = icl.solve(icl.Params(test_overlap=0.0))
+        d = s.test_shift["decomposition"]
+        self.assertAlmostEqual(d["algo"] + d["mem"] + d["struct"], s.test_shift["error"], places=12)
+        self.assertIn("shift", s.bayes_optimal)
+        with self.assertRaises(icl.InvalidParams) as cm:
+            icl.solve(icl.Params(test_overlap=1.5))
+        self.assertEqual(cm.exception.field, "test_overlap")
+
+    def test_test_levels_and_vectorized_overlap(self):
+        spec = icl.low_rank_plus_complement_spectrum(0.4, 0.2)
+        s = icl.solve(icl.Params(task_spectrum=spec, kappa=0.8, lambda_=0.1,
+                                 test_levels=[0.5, 4.0 / 3.0]))
+        self.assertTrue(s.converged)
+        self.assertTrue(math.isnan(s.test_shift["overlap"]))
+        self.assertEqual(s.test_shift["levels"], [0.5, 4.0 / 3.0])
+        cs = np.linspace(0, 1, 5)
+        arr = icl.solve(icl.Params(), test_overlap=cs)
+        for i, c in enumerate(cs):
+            one = icl.solve(icl.Params(test_overlap=float(c)))
+            self.assertEqual(arr["shift"][i], one.test_shift["error"])
+        sw = icl.sweep(icl.Params(), "test_overlap", cs)
+        self.assertTrue(np.allclose(sw["shift"], arr["shift"], rtol=1e-12))
+
+    def test_params_and_solution_with_shift_pickle_and_repr(self):
+        p = icl.Params(task_spectrum=icl.power_law_spectrum(1.0, 3), test_levels=[3.0, 0.0, 0.0])
+        self.assertEqual(pickle.loads(pickle.dumps(p)), p)
+        self.assertEqual(eval(repr(p), {"Params": icl.Params}), p)
+        q = icl.Params(test_overlap=0.25)
+        self.assertNotEqual(q, icl.Params())
+        s = icl.solve(q)
+        t = pickle.loads(pickle.dumps(s))
+        self.assertEqual(t.test_shift, s.test_shift)
+        self.assertEqual(t.bayes_optimal, s.bayes_optimal)
 
 
 if __name__ == "__main__":

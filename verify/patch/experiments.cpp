@@ -237,6 +237,11 @@ ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& o,
 
 void AlignOptions::validate() const {
   detail::validate_common(model, context, 1, prompts, training);
+  if (protocols.empty()) throw InvalidParams("protocol", "needs at least one protocol");
+  for (std::size_t i = 0; i < protocols.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (protocols[k] == protocols[i])
+        throw InvalidParams("protocol", "'" + to_string(protocols[i]) + "' given twice");
   if (steps.empty()) throw InvalidParams("sgd_steps", "needs at least one step count");
   for (int s : steps)
     if (s < 1) throw InvalidParams("sgd_steps", "step counts must be >= 1");
@@ -252,21 +257,36 @@ AlignResult run_align(const AlignOptions& o, const numerics::Progress& progress)
 AlignResult run_align(const Weights<double>& w, const AlignOptions& o,
                       const numerics::Progress& progress) {
   o.validate();
+  if (w.config.layers != 1) throw InvalidParams("layers", "alignment needs a one-block model");
   AlignResult r;
   r.model = w;
   r.config = w.config;
   r.context = o.context;
   r.prompts = o.prompts;
   r.lr = o.lr;
+  r.random_control = o.random_control;
   const auto prompts = make_prompts(w.config.token_dim - 1, o.context, o.prompts,
                                     numerics::derive_seed(o.seed, "prompts"));
-  r.alignment = alignment(w, prompts, o.steps, o.lr);
-  if (progress) progress(1, 1, "alignment");
-  for (double m : r.alignment.mean)
-    if (!std::isfinite(m)) {
-      r.status = numerics::Status::NumericalFailure;
-      r.message = "non-finite cos_F";
+  // The random-weight control: the same shape, fresh weights (docs/patch.md §11, §14.1).
+  const Weights<double> random =
+      init_weights(w.config, {.seed = numerics::derive_seed(o.seed, "random-weights")});
+  const std::size_t total = o.protocols.size() * (o.random_control ? 2 : 1);
+  std::size_t done = 0;
+  for (AlignProtocol p : o.protocols) {
+    AlignCurve c = align_curve(w, prompts, p, o.steps, o.lr);
+    if (progress) progress(++done, total, to_string(p));
+    if (o.random_control) {
+      const AlignCurve rc = align_curve(random, prompts, p, o.steps, o.lr);
+      c.random = rc.same;
+      c.summary_random = rc.summary;
+      if (progress) progress(++done, total, to_string(p) + " (random weights)");
     }
+    if (!std::isfinite(c.summary.mean) && r.status == numerics::Status::Converged) {
+      r.status = numerics::Status::NumericalFailure;
+      r.message = "non-finite cos_F (" + to_string(p) + ")";
+    }
+    r.curves.push_back(std::move(c));
+  }
   return r;
 }
 

@@ -16,6 +16,7 @@
 #include "numerics/progress.hpp"
 #include "numerics/statistics.hpp"
 #include "numerics/status.hpp"
+#include "verify/patch/align_protocols.hpp"
 #include "verify/patch/model_spec.hpp"
 #include "verify/patch/patch.hpp"
 #include "verify/patch/train.hpp"
@@ -187,29 +188,22 @@ ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& option
                           const numerics::Progress& progress = {});
 
 // ---- alignment with explicit fine-tuning (docs/patch.md §11) ----------------------------------
-// For each prompt, dW_impl = dW(C) (block 0, query-only anchor) and dW_ft = W1 after k SGD
-// steps minus W1, where each SGD step is a full-batch gradient step on
-// (1/n) sum_i (pred(x_i, 0) - y_i)^2 over the context examples fed one at a time as the token
-// (x_i, 0), only W1 of block 0 updated. cos_F = <dW_impl, dW_ft>_F / (|dW_impl| |dW_ft|).
+// cos_F between the implicit patch dW(C_i) of block 0 and explicit gradient updates of W1 on the
+// same context examples, under the protocols of verify/patch/align_protocols.hpp (fullbatch,
+// online, per-token), with two controls: mismatched prompts, and random weights.
 struct AlignOptions {
   ModelSource model;        // one block
   std::uint64_t seed = 1;
   TrainOptions training = default_pretraining();
   int context = 50;         // context pairs, >= 1
   int prompts = 16;         // >= 1 (the mismatched control needs >= 2)
-  std::vector<int> steps{1, 2, 5, 10, 20, 50, 100};  // SGD step counts reported, each >= 1
-  double lr = 0.01;         // SGD learning rate, > 0
+  std::vector<AlignProtocol> protocols = all_align_protocols();  // not empty, no repeats
+  std::vector<int> steps{1, 2, 5, 10, 20, 50, 100};  // fullbatch SGD step counts, each >= 1
+  double lr = 0.01;         // SGD learning rate (fullbatch and online), > 0
+  // Also run every protocol on random weights of the same shape (stream "random-weights").
+  bool random_control = true;
   void validate() const;
 };
-struct Alignment {
-  std::vector<int> steps;
-  std::vector<std::vector<double>> cos;     // [prompt][steps index]
-  std::vector<double> mean, sem;            // over prompts
-  std::vector<double> mismatched_mean;      // control: dW_impl of prompt p vs dW_ft of p+1
-};
-Alignment alignment(const Weights<double>& w, const std::vector<Prompt>& prompts,
-                    const std::vector<int>& steps, double lr);
-double cos_frobenius(const Mat<double>& a, const Mat<double>& b);
 struct AlignResult {
   numerics::Status status = numerics::Status::Converged;  // NumericalFailure: non-finite cos
   std::string message;
@@ -220,7 +214,8 @@ struct AlignResult {
   bool trained = false;                // trained here or loaded (random weights: cos about 0)
   int context = 0, prompts = 0;
   double lr = 0;
-  Alignment alignment;
+  bool random_control = false;
+  std::vector<AlignCurve> curves;      // one per protocol, in options order
 };
 AlignResult run_align(const AlignOptions& options, const numerics::Progress& progress = {});
 AlignResult run_align(const Weights<double>& w, const AlignOptions& options,

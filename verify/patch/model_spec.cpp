@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "numerics/error.hpp"
+#include "verify/patch/weights_io.hpp"
 
 namespace icl::verify::patch {
 
@@ -43,7 +44,7 @@ Weights<double> load_model(const std::string& path, const ModelSource& src) {
     throw InvalidParams("weights", "file '" + path + "' does not exist");
   Weights<double> w;
   try {
-    w = load_weights_file(path);
+    w = read_weights_file(path);
   } catch (const std::exception& e) {
     throw InvalidParams("weights", "cannot load '" + path + "': " + e.what());
   }

@@ -1,5 +1,7 @@
 #include "verify/patch/serialize.hpp"
 
+#include <limits>
+
 #include "numerics/status.hpp"
 
 namespace icl::verify::patch {
@@ -166,15 +168,47 @@ Json to_json(const ThoughtResult& r) {
   return j;
 }
 
+namespace {
+Json estimates(const std::vector<numerics::Estimate>& v, double numerics::Estimate::*f) {
+  Json a = Json::array();
+  for (const auto& e : v) a.push_back(e.*f);
+  return a;
+}
+Json to_json(const numerics::Estimate& e) {
+  return {{"mean", e.mean}, {"sem", e.sem}, {"count", e.count}};
+}
+}  // namespace
+
+Json to_json(const AlignCurve& c) {
+  Json j;
+  j["protocol"] = to_string(c.protocol);
+  j["x_name"] = c.x_name;
+  j["x"] = c.x;
+  j["summary"] = to_json(c.summary);
+  j["summary_mismatched"] = to_json(c.summary_mismatched);
+  j["summary_random"] = to_json(c.summary_random);
+  if (c.protocol == AlignProtocol::PerToken || c.protocol == AlignProtocol::PerTokenContext) {
+    j["left"] = to_json(c.left);
+    j["right"] = to_json(c.right);
+  }
+  j["cos_mean"] = estimates(c.same, &numerics::Estimate::mean);
+  j["cos_sem"] = estimates(c.same, &numerics::Estimate::sem);
+  j["mismatched_mean"] = estimates(c.mismatched, &numerics::Estimate::mean);
+  j["mismatched_sem"] = estimates(c.mismatched, &numerics::Estimate::sem);
+  j["random_mean"] = estimates(c.random, &numerics::Estimate::mean);
+  j["random_sem"] = estimates(c.random, &numerics::Estimate::sem);
+  j["cos_per_prompt"] = c.cos;
+  return j;
+}
+
 Json to_json(const AlignResult& r) {
   Json j = head(r.status, r.message, r.config, r.context, r.prompts);
   j["sgd_lr"] = r.lr;
-  j["sgd_steps"] = r.alignment.steps;
-  j["cos_mean"] = r.alignment.mean;
-  j["cos_sem"] = r.alignment.sem;
-  j["cos_mismatched_mean"] = r.alignment.mismatched_mean;
-  j["cos_per_prompt"] = r.alignment.cos;
   j["trained"] = r.trained;
+  j["random_control"] = r.random_control;
+  Json a = Json::array();
+  for (const auto& c : r.curves) a.push_back(to_json(c));
+  j["protocols"] = a;
   if (r.training) j["training"] = to_json(*r.training);
   if (!r.weights.empty()) j["weights"] = r.weights;
   return j;
@@ -226,10 +260,16 @@ TableData to_table(const ThoughtResult& r) {
 
 TableData to_table(const AlignResult& r) {
   TableData t;
-  t.columns = {"sgd_steps", "cos_mean", "cos_sem", "cos_mismatched_mean"};
-  const Alignment& a = r.alignment;
-  for (std::size_t s = 0; s < a.steps.size(); ++s)
-    t.rows.push_back({double(a.steps[s]), a.mean[s], a.sem[s], a.mismatched_mean[s]});
+  t.columns = {"protocol", "x", "cos_mean", "cos_sem", "mismatched_mean", "mismatched_sem",
+               "random_mean", "random_sem"};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const AlignCurve& c : r.curves)
+    for (std::size_t j = 0; j < c.x.size(); ++j) {
+      const auto rnd = j < c.random.size() ? c.random[j] : numerics::Estimate{};
+      t.rows.push_back({double(static_cast<int>(c.protocol)), double(c.x[j]), c.same[j].mean,
+                        c.same[j].sem, c.mismatched[j].mean, c.mismatched[j].sem,
+                        r.random_control ? rnd.mean : nan, r.random_control ? rnd.sem : nan});
+    }
   return t;
 }
 

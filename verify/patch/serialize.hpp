@@ -20,7 +20,10 @@ Json to_json(const CheckResult& r);
 Json to_json(const DynamicsMeasure& m);
 Json to_json(const DynamicsResult& r);
 Json to_json(const ThoughtResult& r);
-Json to_json(const AlignResult& r);
+// {protocol, x_name, x, summary{mean, sem, count}, summary_mismatched, summary_random,
+//  [left, right: per-token protocols], cos_mean, cos_sem, mismatched_*, random_*, cos_per_prompt}
+Json to_json(const AlignCurve& c);
+Json to_json(const AlignResult& r);       // {..., sgd_lr, trained, random_control, protocols: [...]}
 Json to_json(const TrainRunResult& r);
 
 // A table: one header row of column names, numeric rows.
@@ -30,7 +33,9 @@ struct TableData {
 };
 TableData to_table(const DynamicsResult& r);  // i, step_attention, step_rnn[, ..._trained]
 TableData to_table(const ThoughtResult& r);   // prompt, m, train_err, ... (per prompt)
-TableData to_table(const AlignResult& r);     // sgd_steps, cos_mean, cos_sem, cos_mismatched_mean
+// protocol (0 fullbatch, 1 online, 2 per-token, 3 per-token-context: AlignProtocol), x (SGD steps or example i),
+// cos_mean, cos_sem, mismatched_mean, mismatched_sem, random_mean, random_sem
+TableData to_table(const AlignResult& r);
 TableData to_table(const TrainResult& r);     // step, train_loss, eval_loss, ...
 
 }  // namespace icl::verify::patch

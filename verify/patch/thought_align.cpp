@@ -1,4 +1,5 @@
-// The two per-model kernels of docs/patch.md §10 (thought patch) and §11 (alignment).
+// The per-model kernel of docs/patch.md §10 (the thought patch); the alignment kernels of §11
+// are in align_protocols.cpp.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -85,66 +86,6 @@ std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double
     rows.push_back(row);
   }
   return rows;
-}
-
-double cos_frobenius(const Mat<double>& a, const Mat<double>& b) {
-  const double na = a.norm(), nb = b.norm();
-  if (na == 0 || nb == 0) return 0;
-  return (a.array() * b.array()).sum() / (na * nb);
-}
-
-Alignment alignment(const Weights<double>& w, const std::vector<Prompt>& prompts,
-                    const std::vector<int>& steps, double lr) {
-  if (w.config.layers != 1) throw InvalidParams("layers", "alignment needs a one-block model");
-  if (prompts.empty()) throw InvalidParams("prompts", "must be >= 1");
-  if (steps.empty()) throw InvalidParams("steps", "must not be empty");
-  const int T = w.config.token_dim, d = T - 1;
-  Alignment r;
-  r.steps = steps;
-  std::vector<int> sorted = steps;
-  std::sort(sorted.begin(), sorted.end());
-  const int kmax = sorted.back();
-  std::vector<Mat<double>> impl;
-  std::vector<std::vector<Mat<double>>> ft;   // [prompt][steps index]
-  for (const Prompt& pr : prompts) {
-    const int n = static_cast<int>(pr.tokens.cols()) - 1;
-    impl.push_back(stack_check(w, pr.tokens, n, PatchMode::Full).patches[0].dW1);
-    Weights<double> wt = w;
-    std::vector<Mat<double>> snaps(steps.size());
-    ForwardCache<double> cache;
-    for (int k = 1; k <= kmax; ++k) {
-      Weights<double> g = zeros_like(w);
-      for (int i = 0; i < n; ++i) {
-        Mat<double> tok = pr.tokens.col(i);
-        const double y = tok(d, 0);
-        tok(d, 0) = 0;                                   // fed as (x_i, 0)
-        const Mat<double> out = forward(wt, tok, &cache);
-        Mat<double> d_out = Mat<double>::Zero(T, 1);
-        d_out(d, 0) = 2 * (out(d, 0) - y) / n;           // d/dpred of (1/n) (pred - y)^2
-        backward(wt, cache, d_out, g);
-      }
-      wt.blocks[0].W[0] -= lr * g.blocks[0].W[0];     // SGD on W1 only
-      for (std::size_t s = 0; s < steps.size(); ++s)
-        if (steps[s] == k) snaps[s] = wt.blocks[0].W[0] - w.blocks[0].W[0];
-    }
-    ft.push_back(std::move(snaps));
-  }
-  const std::size_t P = prompts.size(), K = steps.size();
-  r.cos.assign(P, std::vector<double>(K, 0));
-  r.mean.assign(K, 0);
-  r.sem.assign(K, 0);
-  r.mismatched_mean.assign(K, 0);
-  for (std::size_t s = 0; s < K; ++s) {
-    for (std::size_t i = 0; i < P; ++i) {
-      r.cos[i][s] = cos_frobenius(impl[i], ft[i][s]);
-      r.mean[s] += r.cos[i][s] / double(P);
-      r.mismatched_mean[s] += cos_frobenius(impl[i], ft[(i + 1) % P][s]) / double(P);
-    }
-    double v = 0;
-    for (std::size_t i = 0; i < P; ++i) v += (r.cos[i][s] - r.mean[s]) * (r.cos[i][s] - r.mean[s]);
-    r.sem[s] = P > 1 ? std::sqrt(v / double(P - 1) / double(P)) : 0;
-  }
-  return r;
 }
 
 }  // namespace icl::verify::patch

@@ -1,0 +1,121 @@
+// icl boundary: for each value of one parameter (--y), the value of another (--x) where a
+// criterion on one quantity of the theory holds (theory::boundary, docs/theory.md §19): a level
+// crossing, the steepest point, or the minimizer. TSV (one header row, JSON sidecar with --out),
+// or with --json the layout of theory::to_json(BoundaryResult). A y with no such point in range
+// is a row with nan x and converged = 0 (the reason in the JSON message); exit 3 when a solve or
+// refinement failed at some y (after writing the output).
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "theory/boundary.hpp"
+
+namespace icl::cli {
+namespace {
+
+// ERR=VALUE of --level.
+std::pair<std::string, double> parse_level(const std::string& text) {
+  const auto eq = text.find('=');
+  const auto bad = [&] {
+    return ExitError(kExitBadInput, "--level '" + text + "': expected ERR=VALUE, e.g. idg=0.5");
+  };
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) throw bad();
+  char* end = nullptr;
+  const std::string v = text.substr(eq + 1);
+  const double value = std::strtod(v.c_str(), &end);
+  if (end != v.c_str() + v.size() || !std::isfinite(value)) throw bad();
+  return {text.substr(0, eq), value};
+}
+
+}  // namespace
+
+void register_boundary(CLI::App& app) {
+  struct Options {
+    ParamFlags flags;
+    std::string x, y, level, steepest, argmin, method = "saddle", out;
+    bool log_y = false, json = false, quiet = false;
+    int scan_points = 41, threads = 0;
+    double derivative_step = 1e-3;
+  };
+  auto opt = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "boundary", "Per value of --y, the --x where a level is crossed, the slope is steepest, or "
+                  "the minimum sits (scan + TOMS 748 / Brent)");
+  cmd->footer("ERR: tm, idg, odg, a decomposition piece (tm_algo ... odg_struct), an order "
+              "parameter (q m chi qbar chibar mbar m0 q0 qhat mhat chihat qbarhat chibarhat), z, e, "
+              "bayes_idg, bayes_odg. A --y value with no such --x in range is a row with nan and "
+              "converged = 0 (the reason in the JSON message). docs/theory.md §19.");
+  opt->flags.add_to(*cmd);
+  cmd->add_option("--x", opt->x, "NAME=START:STOP: the parameter searched and its range (log "
+                                 "scale when START > 0)")->required();
+  cmd->add_option("--y", opt->y, "NAME=START:STOP:COUNT: the parameter stepped")->required();
+  cmd->add_flag("--log-y", opt->log_y, "geometric grid for --y");
+  auto* level = cmd->add_option("--level", opt->level, "ERR=VALUE: where ERR crosses VALUE");
+  auto* steepest = cmd->add_option("--steepest", opt->steepest,
+                                   "ERR: where |d ERR / d ln x| (linear range: d ERR / dx) is largest");
+  auto* argmin = cmd->add_option("--argmin", opt->argmin, "ERR: where ERR is smallest");
+  level->excludes(steepest)->excludes(argmin);
+  steepest->excludes(argmin);
+  cmd->add_option("--scan-points", opt->scan_points, "points of the coarse scan along x per y")
+      ->check(int_range(5, 100000))->capture_default_str();
+  cmd->add_option("--derivative-step", opt->derivative_step,
+                  "--steepest: step h of the central difference, in ln x (linear range: a fraction "
+                  "of STOP - START)")
+      ->check(real_range(0, 0.1, true, false))->capture_default_str();
+  cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
+      ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
+  add_threads_flag(*cmd, opt->threads, /*zero_means_all_cores=*/true);
+  add_json_flag(*cmd, opt->json);
+  add_out_flag(*cmd, opt->out, "the TSV table (+ JSON sidecar FILE.json), or with --json the JSON");
+  add_quiet_flag(*cmd, opt->quiet);
+  cmd->callback([opt] {
+    theory::BoundaryOptions o;
+    if (!opt->level.empty()) {
+      o.criterion = theory::Criterion::Level;
+      std::tie(o.quantity, o.level) = parse_level(opt->level);
+    } else if (!opt->steepest.empty()) {
+      o.criterion = theory::Criterion::Steepest;
+      o.quantity = opt->steepest;
+    } else if (!opt->argmin.empty()) {
+      o.criterion = theory::Criterion::Argmin;
+      o.quantity = opt->argmin;
+    } else {
+      throw ExitError(kExitBadInput, "give one criterion: --level ERR=VALUE, --steepest ERR or "
+                                     "--argmin ERR");
+    }
+    const NamedInterval x = parse_named_interval(opt->x, "--x");
+    const NamedRange y = parse_named_range(opt->y, "--y");
+    o.x = x.name;
+    o.lo = x.lo;
+    o.hi = x.hi;
+    o.y = y.name;
+    o.ys = range_values(y.range, opt->log_y, "--y");
+    o.scan_points = opt->scan_points;
+    o.derivative_step = opt->derivative_step;
+    o.threads = opt->threads;
+    o.solve.method = theory::method_from_string(opt->method);
+    if (!opt->quiet)
+      o.progress = [](std::size_t d, std::size_t n, const std::string&) { progress("boundary", d, n); };
+    const theory::Params p = opt->flags.resolve();
+    const theory::BoundaryResult r = theory::boundary(p, o);
+    if (opt->json) {
+      emit_json(theory::to_json(r), opt->out);
+    } else {
+      Table t;
+      t.columns = theory::boundary_columns(r);
+      t.rows = theory::boundary_rows(r);
+      // The JSON layout, messages included: criterion, range, one message per point, params.
+      nlohmann::json meta = nlohmann::json::parse(theory::to_json(r).dump());
+      meta["method"] = opt->method;
+      emit_tsv(t, opt->out, meta);
+    }
+    if (r.status == numerics::Status::NotConverged)
+      throw ExitError(kExitNotConverged, "boundary: " + r.message);
+  });
+}
+
+}  // namespace icl::cli

@@ -1,0 +1,72 @@
+// boundary: per value of one parameter, the value of another where a level is crossed, the slope
+// is steepest or the minimum sits (theory/boundary.hpp, docs/theory.md §19), returned as the dict
+// of theory::to_json(BoundaryResult).
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "numerics/error.hpp"
+#include "python/bindings.hpp"
+#include "python/json_to_python.hpp"
+#include "theory/boundary.hpp"
+
+namespace icl::python {
+
+void bind_boundary(py::module_& m) {
+  m.def(
+      "boundary",
+      [](const theory::Params& p, const std::string& x, const std::string& y,
+         const std::vector<double>& ys, const std::string& criterion, const std::string& quantity,
+         std::optional<double> level, std::optional<std::pair<double, double>> range,
+         int scan_points, double derivative_step, const std::string& method, int threads) {
+        // The constructor's name of the ridge, lambda_, as Params' name.
+        const auto name = [](const std::string& n) { return n == "lambda_" ? std::string("lambda") : n; };
+        theory::BoundaryOptions o;
+        o.criterion = theory::criterion_from_string(criterion);
+        o.quantity = quantity;
+        if (level) {
+          if (o.criterion != theory::Criterion::Level)
+            throw InvalidParams("level", "only with criterion='level'");
+          o.level = *level;
+        }
+        o.x = name(x);
+        o.y = name(y);
+        o.ys = ys;
+        if (range) std::tie(o.lo, o.hi) = *range;
+        o.scan_points = scan_points;
+        o.derivative_step = derivative_step;
+        o.solve.method = theory::method_from_string(method);
+        o.threads = threads;
+        theory::BoundaryResult r;
+        {
+          py::gil_scoped_release release;
+          r = theory::boundary(p, o);
+        }
+        return to_python(theory::to_json(r));
+      },
+      py::arg("params"), py::arg("x"), py::arg("y"), py::arg("ys"), py::kw_only(),
+      py::arg("criterion") = "steepest", py::arg("quantity") = "idg",
+      py::arg("level") = py::none(), py::arg("range") = py::none(), py::arg("scan_points") = 41,
+      py::arg("derivative_step") = 1e-3, py::arg("method") = "saddle", py::arg("threads") = 0,
+      "For each value in `ys` of the parameter `y`, the value of the parameter `x` in\n"
+      "range=(lo, hi) where `quantity` ('tm' | 'idg' | 'odg', a decomposition piece such as\n"
+      "'idg_mem', an order parameter such as 'm0', 'z', 'e', 'bayes_idg', 'bayes_odg')\n"
+      "satisfies `criterion` (docs/theory.md §19):\n"
+      "  'level'    quantity = level (coarse scan for sign changes, then TOMS 748; with several\n"
+      "             crossings the one at the smallest x, 'candidates' = their number),\n"
+      "  'steepest' |d quantity / d ln x| largest (d/dx when lo = 0); central differences of\n"
+      "             step derivative_step in ln x, refined by Brent,\n"
+      "  'argmin'   quantity smallest (as optimize()); a minimum at an end of the range is None.\n"
+      "range=None: a default per parameter as in optimize(). Names as in Params.names() or\n"
+      "lambda_. Returns the dict of `icl boundary --json`: criterion, x, y, range, scale,\n"
+      "[derivative_step,] converged, status, message, points (one dict per y: {y: .., x: ..\n"
+      "or None, value, [slope,] converged, status, message, candidates, evaluations}), params.\n"
+      "A y without a point in range has x None, value NaN and the reason in its message.\n"
+      "threads = 0 uses every core; results do not depend on it. Raises InvalidParams naming\n"
+      "the field.");
+}
+
+}  // namespace icl::python

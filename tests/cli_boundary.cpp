@@ -1,0 +1,97 @@
+// `icl boundary` (docs/theory.md §19): the JSON layout with null for a y without a point, the TSV
+// with one header row and its sidecar, and bad input (exit 2 naming the flag).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.hpp"
+
+using icl_test::count_lines;
+using icl_test::run_icl;
+using icl_test::Run;
+using icl_test::scratch;
+using icl_test::slurp;
+
+TEST_CASE("icl boundary --json: the documented keys, null where no crossing is in range") {
+  // IDG = 0.3 is crossed along rho for kappa = 0.5 at alpha = 10, never for level 5.
+  const std::string common =
+      "boundary --x rho=0.05:1 --y kappa=0.3:0.5:2 --alpha 10 --sigma 0 --lambda 0 --json --quiet";
+  const Run r = run_icl(common + " --level idg=0.3");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::ordered_json::parse(r.out);
+  std::vector<std::string> keys;
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"criterion", "x", "y", "range", "scale", "converged",
+                                         "status", "message", "points", "params"});
+  CHECK(j["criterion"]["type"] == "level");
+  CHECK(j["criterion"]["quantity"] == "idg");
+  CHECK(j["criterion"]["level"] == 0.3);
+  CHECK(j["x"] == "rho");
+  CHECK(j["y"] == "kappa");
+  REQUIRE(j["points"].size() == 2);
+  std::vector<std::string> pkeys;
+  for (auto it = j["points"][0].begin(); it != j["points"][0].end(); ++it) pkeys.push_back(it.key());
+  CHECK(pkeys == std::vector<std::string>{"kappa", "rho", "value", "converged", "status", "message",
+                                          "candidates", "evaluations"});
+  CHECK(j["points"][1]["kappa"] == 0.5);
+  CHECK(j["points"][1]["converged"] == true);
+  CHECK(j["points"][1]["rho"].get<double>() > 0.05);
+
+  const Run none = run_icl(common + " --level idg=5");
+  CHECK(none.code == 0);  // an answer (no crossing), not a failure
+  const auto n = nlohmann::ordered_json::parse(none.out);
+  CHECK(n["status"] == "check_failed");
+  CHECK(n["points"][0]["rho"].is_null());
+  CHECK(n["points"][0]["value"].is_null());
+  CHECK(n["points"][0]["converged"] == false);
+  CHECK(n["points"][0]["message"].get<std::string>().find("no crossing") != std::string::npos);
+
+  const Run steep = run_icl(common + " --steepest idg");
+  REQUIRE(steep.code == 0);
+  const auto s = nlohmann::ordered_json::parse(steep.out);
+  CHECK(s["criterion"]["type"] == "steepest");
+  CHECK(s.contains("derivative_step"));
+  CHECK(s["points"][0].contains("slope"));
+}
+
+TEST_CASE("icl boundary --out F.tsv: one header row, one row per y, and the JSON sidecar") {
+  const auto dir = scratch("cli_boundary_out");
+  const std::string file = (dir / "b.tsv").string();
+  const Run r = run_icl("boundary --x lambda=0.001:10 --y alpha=1:4:3 --argmin idg --quiet --out " + file);
+  REQUIRE(r.code == 0);
+  const std::string tsv = slurp(file);
+  CHECK(count_lines(tsv) == 4);
+  CHECK(tsv.rfind("alpha\tlambda\tvalue\tconverged\tcandidates\tevaluations\n", 0) == 0);
+  const auto meta = nlohmann::json::parse(slurp(file + ".json"));
+  CHECK(meta.dump().find("\"argmin\"") != std::string::npos);
+}
+
+TEST_CASE("icl boundary: bad criterion, --x, --y, --level are exit 2 with one line") {
+  struct Bad {
+    const char* args;
+    const char* needle;
+  };
+  const Bad cases[] = {
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2", "criterion"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --argmin idg", "excludes"},
+      {"boundary --x rho=0.1:1:5 --y alpha=1:2:2 --steepest idg", "--x"},
+      {"boundary --x beta=0.1:1 --y alpha=1:2:2 --steepest idg", "--x"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2 --steepest idg", "--y"},
+      {"boundary --x rho=0.1:1 --y rho=0.1:0.2:2 --steepest idg", "y"},
+      {"boundary --x rho=0.1:2 --y alpha=1:2:2 --steepest idg", "hi"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --level idg", "--level"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --level idg=x", "--level"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest foo", "quantity"},
+      {"boundary --x rho=0.1:1 --y alpha=-1:2:2 --steepest idg", "alpha"},
+  };
+  for (const Bad& b : cases) {
+    CAPTURE(b.args);
+    const Run r = run_icl(b.args);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(b.needle) != std::string::npos);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(r.out.empty());
+  }
+}

@@ -1,0 +1,200 @@
+// The alignment protocols of docs/patch.md §11 (fullbatch, online, per-token, per-token-context):
+// the explicit gradients against finite differences of the losses as defined there, and
+// relations between the protocols that follow from their definitions, on random one-block models.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "numerics/error.hpp"
+#include "verify/patch/experiments.hpp"
+#include "verify/patch/serialize.hpp"
+
+using namespace icl::verify::patch;
+
+namespace {
+
+Weights<double> one_block(bool residual, std::uint64_t seed) {
+  ModelConfig c;
+  c.token_dim = 3;
+  c.residual = residual;
+  c.layernorm = residual;
+  c.embed = residual;
+  c.width = residual ? 8 : 3;
+  c.heads = 4;
+  c.head_dim = 4;
+  c.mlp_hidden = 32;
+  return init_weights(c, {.seed = seed});
+}
+
+std::string field_of(const AlignOptions& o) {
+  try {
+    o.validate();
+  } catch (const icl::InvalidParams& e) {
+    return e.field();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("align per-token: cos_F of the two rank-1 updates is the product of the left and right cosines") {
+  // Both per-token updates are rank 1 (docs/patch.md §11), so <u v^T, p q^T>_F = (u.p)(v.q) and
+  // cos_F = cos(u, p) cos(v, q); a failure means one of them is not the rank-1 matrix described.
+  for (auto [residual, protocol] : {std::pair{false, AlignProtocol::PerToken},
+                                    std::pair{true, AlignProtocol::PerToken},
+                                    std::pair{false, AlignProtocol::PerTokenContext},
+                                    std::pair{true, AlignProtocol::PerTokenContext}}) {
+    INFO("residual " << residual << ", " << to_string(protocol));
+    const auto w = one_block(residual, 7);
+    const auto prompts = make_prompts(2, 12, 2, 8);
+    for (const Prompt& p : prompts) {
+      const AlignPairs a = align_pairs(w, p, protocol, {}, 0.01);
+      REQUIRE(a.implicit.size() == 12);
+      REQUIRE(a.left.size() == 12);
+      for (std::size_t i = 0; i < a.implicit.size(); ++i) {
+        const double c = cos_frobenius(a.implicit[i], a.explicit_[i]);
+        // rounding of two O(1) cosines of vectors of size <= 32: far below 1e-12
+        CHECK(std::abs(c - a.left[i] * a.right[i]) < 1e-12);
+      }
+    }
+  }
+}
+
+TEST_CASE("align: the implicit steps sum to the prefix patches, dW(C_i) of online equals the running sum of per-token steps") {
+  const auto w = one_block(false, 11);
+  const Prompt p = make_prompts(2, 9, 1, 12)[0];
+  const AlignPairs on = align_pairs(w, p, AlignProtocol::Online, {}, 0.01);
+  const AlignPairs pt = align_pairs(w, p, AlignProtocol::PerToken, {}, 0.01);
+  Mat<double> sum = Mat<double>::Zero(on.implicit[0].rows(), on.implicit[0].cols());
+  for (std::size_t i = 0; i < pt.implicit.size(); ++i) {
+    sum += pt.implicit[i];
+    CHECK((sum - on.implicit[i]).norm() <= 1e-12 * on.implicit[i].norm());
+  }
+  // The fullbatch implicit update is the whole-context patch, the last point of the trajectory.
+  const AlignPairs fb = align_pairs(w, p, AlignProtocol::FullBatch, {1, 4}, 0.01);
+  CHECK((fb.implicit[1] - on.implicit.back()).norm() <= 1e-12 * on.implicit.back().norm());
+}
+
+TEST_CASE("align: online step 1 and per-token example 1 are the same comparison") {
+  // At i = 1 both compare dW(C_1) with -lr grad l_1 at the unpatched W1 (the point P(C_0) is no
+  // patch), so the cosines agree to rounding whatever the learning rate.
+  const auto w = one_block(false, 21);
+  const auto prompts = make_prompts(2, 8, 3, 22);
+  const AlignCurve on = align_curve(w, prompts, AlignProtocol::Online, {}, 0.3);
+  const AlignCurve pt = align_curve(w, prompts, AlignProtocol::PerToken, {}, 0.3);
+  for (std::size_t p = 0; p < prompts.size(); ++p) CHECK(std::abs(on.cos[p][0] - pt.cos[p][0]) < 1e-12);
+  // Later steps differ: online accumulates the gradients, per-token compares single steps.
+  double diff = 0;
+  for (std::size_t p = 0; p < prompts.size(); ++p) diff += std::abs(on.cos[p][7] - pt.cos[p][7]);
+  CHECK(diff > 1e-6);
+}
+
+TEST_CASE("align per-token protocols: the explicit update is minus the finite-difference gradient of the example's loss as defined") {
+  // per-token: l_i at the query-only model patched by P(C_{i-1}) (plain block: W1 + dW(C_{i-1}));
+  // per-token-context: the in-context loss (T_W(c_1..c_{i-1}, (x_i, 0))_pred - y_i)^2.
+  const auto w = one_block(false, 51);
+  const Prompt p = make_prompts(2, 6, 1, 52)[0];
+  const int i = 4, d = 2;
+  const AlignPairs on = align_pairs(w, p, AlignProtocol::Online, {}, 0.01);
+  const Mat<double> point_W1 = w.blocks[0].W[0] + on.implicit[i - 2];  // dW(C_{i-1})
+  auto loss = [&](bool in_context, const Mat<double>& W1) {
+    Weights<double> m = w;
+    m.blocks[0].W[0] = W1;
+    Mat<double> seq = in_context ? Mat<double>(p.tokens.leftCols(i)) : Mat<double>(p.tokens.col(i - 1));
+    const double y = seq(d, seq.cols() - 1);
+    seq(d, seq.cols() - 1) = 0;
+    const double pred = forward(m, seq)(d, seq.cols() - 1);
+    return (pred - y) * (pred - y);
+  };
+  for (AlignProtocol protocol : {AlignProtocol::PerToken, AlignProtocol::PerTokenContext}) {
+    const bool in_context = protocol == AlignProtocol::PerTokenContext;
+    INFO(to_string(protocol));
+    const Mat<double> descent = align_pairs(w, p, protocol, {}, 0.01).explicit_[i - 1];
+    const Mat<double> base = in_context ? w.blocks[0].W[0] : point_W1;
+    const double h = 1e-6;
+    for (int r : {0, 5, 17})
+      for (int c : {0, 2}) {
+        Mat<double> up = base, dn = base;
+        up(r, c) += h;
+        dn(r, c) -= h;
+        const double fd = (loss(in_context, up) - loss(in_context, dn)) / (2 * h);
+        // central differences: O(h^2) truncation and O(eps/h) rounding, about 1e-9 here
+        CHECK(std::abs(-descent(r, c) - fd) < 1e-7 * std::max(1.0, std::abs(fd)));
+      }
+  }
+}
+
+TEST_CASE("align: per-token and per-token-context agree at example 1 (no preceding context), not later") {
+  const auto w = one_block(false, 61);
+  const auto prompts = make_prompts(2, 8, 3, 62);
+  const AlignCurve pt = align_curve(w, prompts, AlignProtocol::PerToken, {}, 0.01);
+  const AlignCurve pc = align_curve(w, prompts, AlignProtocol::PerTokenContext, {}, 0.01);
+  double later = 0;
+  for (std::size_t p = 0; p < prompts.size(); ++p) {
+    CHECK(std::abs(pt.cos[p][0] - pc.cos[p][0]) < 1e-12);
+    later += std::abs(pt.cos[p][5] - pc.cos[p][5]);
+  }
+  CHECK(later > 1e-6);
+}
+
+TEST_CASE("align: online SGD at a vanishing learning rate ends on the direction of one fullbatch step") {
+  // With lr -> 0 the online update after n examples is -lr sum_i grad l_i(W1) + O(lr^2), the
+  // direction of one fullbatch step on (1/n) sum_i l_i. At lr = 1e-7 the O(lr) relative change of
+  // the gradients moves the cosine by about 1e-7; 1e-5 leaves a margin.
+  const auto w = one_block(false, 31);
+  const auto prompts = make_prompts(2, 10, 3, 32);
+  const AlignCurve on = align_curve(w, prompts, AlignProtocol::Online, {}, 1e-7);
+  const AlignCurve fb = align_curve(w, prompts, AlignProtocol::FullBatch, {1}, 1e-7);
+  for (std::size_t p = 0; p < prompts.size(); ++p)
+    CHECK(std::abs(on.cos[p].back() - fb.cos[p][0]) < 1e-5);
+}
+
+TEST_CASE("align fullbatch: one prompt is its own mismatch, and one step is learning-rate free") {
+  const auto w = one_block(false, 43);
+  const auto prompts = make_prompts(2, 10, 3, 44);
+  const AlignCurve one = align_curve(w, {prompts[0]}, AlignProtocol::FullBatch, {1, 3}, 0.01);
+  for (std::size_t s = 0; s < 2; ++s) CHECK(one.mismatched[s].mean == one.same[s].mean);
+  const AlignCurve a1 = align_curve(w, prompts, AlignProtocol::FullBatch, {1, 3}, 0.01);
+  const AlignCurve a2 = align_curve(w, prompts, AlignProtocol::FullBatch, {1, 3}, 0.1);
+  REQUIRE(a1.cos.size() == 3);
+  for (std::size_t p = 0; p < 3; ++p) {
+    CHECK(std::abs(a1.cos[p][0] - a2.cos[p][0]) < 1e-12);
+    CHECK(std::abs(a1.cos[p][0]) <= 1.0);
+    // three steps at lr 0.1 turn the update away from the first gradient
+    CHECK(std::abs(a1.cos[p][1] - a2.cos[p][1]) > 1e-9);
+  }
+}
+
+TEST_CASE("run_align: protocols in the given order with the random-weight control; bad protocols name the field") {
+  AlignOptions o;
+  o.model.spec.heads = 2;
+  o.model.spec.mlp_hidden = 16;
+  o.context = 5;
+  o.prompts = 3;
+  o.steps = {1};
+  o.protocols = {AlignProtocol::PerToken, AlignProtocol::Online};
+  const AlignResult r = run_align(o);
+  CHECK(r.status == icl::numerics::Status::Converged);
+  REQUIRE(r.curves.size() == 2);
+  CHECK(r.curves[0].protocol == AlignProtocol::PerToken);
+  CHECK(r.curves[1].x.size() == 5);
+  CHECK(r.curves[0].random.size() == 5);
+  CHECK(std::isfinite(r.curves[0].summary_random.mean));
+  CHECK(r.curves[0].summary.count == 3);
+  const Json j = to_json(r);
+  CHECK(j.at("protocols").at(0).at("protocol") == "per-token");
+  CHECK(j.at("protocols").at(0).contains("left"));
+  CHECK(!j.at("protocols").at(1).contains("left"));
+  o.random_control = false;
+  const AlignResult nr = run_align(o);
+  CHECK(nr.curves[0].random.empty());
+  CHECK(std::isnan(to_table(nr).rows[0][6]));
+
+  AlignOptions bad;
+  bad.protocols = {};
+  CHECK(field_of(bad) == "protocol");
+  bad.protocols = {AlignProtocol::Online, AlignProtocol::Online};
+  CHECK(field_of(bad) == "protocol");
+  CHECK(align_protocol_from_string("per-token") == AlignProtocol::PerToken);
+  CHECK_THROWS_AS(align_protocol_from_string("sgd"), icl::InvalidParams);
+}

@@ -1,0 +1,342 @@
+// Phase boundaries in any plane (theory::boundary, docs/theory.md §19), each criterion checked by
+// an independent route: the level crossing and the steepest point against dense grids of
+// independent solves, the steepest IDG point along rho against the D -> infinity transition
+// rho = kappa (§10.2), and the argmin against theory::optimize.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "numerics/error.hpp"
+#include "theory/boundary.hpp"
+#include "theory/optimize.hpp"
+#include "theory/param_path.hpp"
+#include "theory/sweep.hpp"
+
+using namespace icl::theory;
+
+namespace {
+
+// `count` log-spaced values of `name` in [lo, hi], each solved on its own (no warm start, no
+// refinement), and the quantity there.
+struct Grid {
+  std::vector<double> t, f;  // t = ln x
+};
+Grid dense(const Params& base, const std::string& name, const std::string& quantity, double lo,
+           double hi, int count) {
+  Grid g;
+  for (double x : logspace(lo, hi, count)) {
+    const Solution s = solve(with_param(base, name, x));
+    REQUIRE(s.converged());
+    g.t.push_back(std::log(x));
+    g.f.push_back(quantity_value(s, quantity));
+  }
+  return g;
+}
+
+// The first sign change of f - level on the grid, located by linear interpolation in t.
+double first_crossing(const Grid& g, double level) {
+  for (std::size_t k = 0; k + 1 < g.f.size(); ++k) {
+    const double a = g.f[k] - level, b = g.f[k + 1] - level;
+    if (a == 0) return std::exp(g.t[k]);
+    if ((a < 0) != (b < 0)) return std::exp(g.t[k] + (g.t[k + 1] - g.t[k]) * a / (a - b));
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// The grid point with the largest |central difference| (uniform grid in t).
+double steepest_on_grid(const Grid& g) {
+  std::size_t best = 1;
+  double best_d = 0;
+  for (std::size_t k = 1; k + 1 < g.f.size(); ++k) {
+    const double d = std::abs(g.f[k + 1] - g.f[k - 1]);
+    if (d > best_d) best_d = d, best = k;
+  }
+  return std::exp(g.t[best]);
+}
+
+// The D -> infinity point of docs/theory.md §10.2: alpha -> infinity, lambda = 0, tau > 1,
+// sigma = 0, where IDG has a kink at rho = kappa.
+Params transition_point(double kappa) {
+  Params p;
+  p.kappa = kappa;
+  p.sigma = 0;
+  p.lambda = 0;
+  p.tau = 2.25;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("boundary level: the crossing matches a 2000-point grid of independent solves") {
+  Params base = transition_point(0.5);
+  base.alpha = 10;
+  BoundaryOptions o;
+  o.criterion = Criterion::Level;
+  o.quantity = "idg";
+  o.level = 0.3;
+  o.x = "rho";
+  o.lo = 0.05;
+  o.hi = 1.0;
+  o.y = "kappa";
+  o.ys = {0.3, 0.6};
+  const BoundaryResult r = boundary(base, o);
+  CAPTURE(r.message);
+  REQUIRE(r.converged());
+  for (const BoundaryPoint& p : r.points) {
+    CAPTURE(p.message);
+    REQUIRE(p.converged());
+    CHECK(p.candidates == 1);
+    const Grid g = dense(with_param(base, "kappa", p.y), "rho", "idg", o.lo, o.hi, 2000);
+    // Linear interpolation on a grid of step h = ln(20)/1999 = 1.5e-3 in t is off by at most
+    // h^2/8 |f''/f'| (a few 1e-7 for IDG, whose |f''/f'| is O(1) here); 1e-5 leaves room.
+    CHECK(p.x == doctest::Approx(first_crossing(g, o.level)).epsilon(1e-5));
+    // TOMS 748 stopped within 2^-29 in t: |IDG - level| <= slope * 2^-29 ~ 2e-9.
+    CHECK(std::abs(p.value - o.level) < 1e-8);
+  }
+}
+
+TEST_CASE("boundary level: two crossings (ODG is not monotone in alpha), the first reported") {
+  // ODG against alpha falls then rises (docs/theory.md §18.2): a level between its minimum and
+  // both ends is crossed twice.
+  BoundaryOptions o;
+  o.criterion = Criterion::Level;
+  o.quantity = "odg";
+  o.level = 0.7;
+  o.x = "alpha";
+  o.lo = 0.5;
+  o.hi = 100;
+  o.y = "lambda";
+  o.ys = {0.0};
+  const BoundaryResult r = boundary(Params{}, o);
+  const BoundaryPoint& p = r.points.at(0);
+  CAPTURE(p.message);
+  REQUIRE(p.converged());
+  CHECK(p.candidates == 2);
+  CHECK(p.message.find("2 crossings") != std::string::npos);
+  const Grid g = dense(Params{}, "alpha", "odg", o.lo, o.hi, 2000);
+  CHECK(p.x == doctest::Approx(first_crossing(g, o.level)).epsilon(1e-5));
+  // The second crossing is above the ODG-optimal alpha; narrowing the range finds it.
+  o.lo = 20;
+  const BoundaryResult second = boundary(Params{}, o);
+  REQUIRE(second.points.at(0).converged());
+  CHECK(second.points[0].candidates == 1);
+  CHECK(second.points[0].x > 20);
+}
+
+TEST_CASE("boundary level: no crossing in range is null with the reason, not a failure") {
+  BoundaryOptions o;
+  o.criterion = Criterion::Level;
+  o.quantity = "idg";
+  o.level = 5.0;  // IDG stays below 1.2 at the paper's point over rho in [0.01, 1]
+  o.x = "rho";
+  o.y = "alpha";
+  o.ys = {2.0, 4.0};
+  const BoundaryResult r = boundary(Params{}, o);
+  CHECK(r.status == icl::numerics::Status::CheckFailed);
+  for (const auto& p : r.points) {
+    CHECK(p.status == icl::numerics::Status::CheckFailed);
+    CHECK(std::isnan(p.x));
+    CHECK(std::isnan(p.value));
+    CHECK(p.message.find("no crossing") != std::string::npos);
+  }
+  const auto j = to_json(r);
+  CHECK(j["points"][0]["rho"].is_null());
+  CHECK(j["points"][0]["converged"] == false);
+}
+
+TEST_CASE("boundary steepest: the refined point matches the steepest point of a dense grid") {
+  // kappa = 0.5 at moderate alpha, and kappa = 0.3 at alpha = 10^3.5 with 81 scan points, where
+  // the slope's peak (about 0.045 wide in ln rho) spans about one scan cell and its maximum lies
+  // outside the first Brent bracket (the bracket has to move).
+  struct Case {
+    double kappa, alpha;
+    int scan_points;
+  };
+  for (const Case c : {Case{0.5, 3.0, 41}, Case{0.5, 30.0, 41}, Case{0.3, 3162.2776601683795, 81}}) {
+    CAPTURE(c.alpha);
+    Params base = transition_point(c.kappa);
+    BoundaryOptions o;
+    o.criterion = Criterion::Steepest;
+    o.quantity = "idg";
+    o.x = "rho";
+    o.lo = 0.05;
+    o.hi = 1.0;
+    o.y = "alpha";
+    o.ys = {c.alpha};
+    o.scan_points = c.scan_points;
+    const BoundaryResult r = boundary(base, o);
+    REQUIRE(r.converged());
+    for (const BoundaryPoint& p : r.points) {
+      CAPTURE(p.message);
+      const int count = 4001;
+      const Grid g = dense(with_param(base, "alpha", p.y), "rho", "idg", o.lo, o.hi, count);
+      // The grid's steepest point is within one grid step (ln 20 / 4000 = 7.5e-4 in t) of the
+      // true one; the refinement's own error (difference step 1e-3, bias O(h^2)) is far smaller.
+      const double step = std::log(o.hi / o.lo) / (count - 1);
+      CHECK(std::abs(std::log(p.x) - std::log(steepest_on_grid(g))) <= 1.5 * step);
+      // The slope is d IDG / d ln rho, positive here (IDG rises into the task-poor phase).
+      CHECK(p.slope > 0);
+    }
+  }
+}
+
+TEST_CASE("boundary steepest: at large alpha the steepest IDG point along rho approaches rho = kappa") {
+  // docs/theory.md §10.2: as alpha -> infinity (sigma = 0, lambda = 0, tau > 1) IDG -> 0 for
+  // rho < kappa and (1 - kappa/rho)(1 + kappa/(tau - 1)) above, whose slope in ln rho is largest
+  // at rho = kappa+, where it is 1 + kappa/(tau - 1). The finite-alpha steepest point must move
+  // towards kappa and its slope towards that value as alpha grows.
+  for (double kappa : {0.3, 0.7}) {
+    CAPTURE(kappa);
+    const Params base = transition_point(kappa);
+    BoundaryOptions o;
+    o.criterion = Criterion::Steepest;
+    o.quantity = "idg";
+    o.x = "rho";
+    o.lo = 0.05;
+    o.hi = 1.0;
+    o.y = "alpha";
+    o.ys = {10, 100, 1000, 10000};
+    const BoundaryResult r = boundary(base, o);
+    CAPTURE(r.message);
+    REQUIRE(r.converged());
+    const double limit_slope = 1 + kappa / (base.tau - 1);
+    for (std::size_t k = 1; k < r.points.size(); ++k) {
+      const BoundaryPoint &prev = r.points[k - 1], &p = r.points[k];
+      CAPTURE(p.y);
+      CHECK(std::abs(p.x - kappa) < std::abs(prev.x - kappa));
+      CHECK(std::abs(p.slope - limit_slope) < std::abs(prev.slope - limit_slope));
+    }
+  }
+}
+
+TEST_CASE("boundary argmin: agrees with optimize at every y; a minimum at an end is null") {
+  BoundaryOptions o;
+  o.criterion = Criterion::Argmin;
+  o.quantity = "idg";
+  o.x = "lambda";
+  o.lo = 1e-4;
+  o.hi = 10;
+  o.y = "alpha";
+  o.ys = {1.0, 2.0, 4.0};
+  const BoundaryResult r = boundary(Params{}, o);
+  REQUIRE(r.converged());
+  for (const BoundaryPoint& p : r.points) {
+    OptimizeOptions oo;
+    oo.objective = Objective::Idg;
+    oo.over = "lambda";
+    oo.lo = o.lo;
+    oo.hi = o.hi;
+    const OptimizeResult opt = optimize(with_param(Params{}, "alpha", p.y), oo);
+    REQUIRE(opt.converged());
+    // The same procedure on the same point: the same solves, so the same numbers.
+    CHECK(p.x == opt.argmin);
+    CHECK(p.value == opt.minimum);
+  }
+  // TM decreases over the whole alpha range at the paper's point (docs/theory.md §18.2): its
+  // minimum over [0.1, 100] is the upper end, which is not an interior minimum.
+  o.quantity = "tm";
+  o.x = "alpha";
+  o.lo = 0.1;
+  o.hi = 100;
+  o.y = "lambda";
+  o.ys = {0.0};
+  const BoundaryResult end = boundary(Params{}, o);
+  CHECK(end.points[0].status == icl::numerics::Status::CheckFailed);
+  CHECK(std::isnan(end.points[0].x));
+  CHECK(end.points[0].message.find("upper end") != std::string::npos);
+}
+
+TEST_CASE("boundary: the result does not depend on the number of threads") {
+  BoundaryOptions o;
+  o.criterion = Criterion::Steepest;
+  o.quantity = "m0";  // any quantity of the Solution: the in-subspace overlap, kinked at kappa
+  o.x = "rho";
+  o.lo = 0.05;
+  o.hi = 1;
+  o.y = "kappa";
+  o.ys = {0.3, 0.4, 0.5, 0.6};
+  o.threads = 1;
+  const BoundaryResult one = boundary(transition_point(0.5), o);
+  o.threads = 3;
+  const BoundaryResult three = boundary(transition_point(0.5), o);
+  REQUIRE(one.points.size() == three.points.size());
+  for (std::size_t k = 0; k < one.points.size(); ++k) {
+    CHECK(one.points[k].x == three.points[k].x);
+    CHECK(one.points[k].slope == three.points[k].slope);
+    CHECK(one.points[k].message == three.points[k].message);
+  }
+  CHECK(to_json(one).dump() == to_json(three).dump());
+}
+
+TEST_CASE("boundary: validate() names the field") {
+  const auto field_of = [](BoundaryOptions o) {
+    try {
+      boundary(Params{}, o);
+    } catch (const icl::InvalidParams& e) {
+      return e.field();
+    }
+    return std::string("none");
+  };
+  BoundaryOptions ok;
+  ok.ys = {2.0};
+  BoundaryOptions o = ok;
+  o.quantity = "foo";
+  CHECK(field_of(o) == "quantity");
+  o = ok;
+  o.criterion = Criterion::Level;  // level NaN
+  CHECK(field_of(o) == "level");
+  o = ok;
+  o.x = "beta";
+  CHECK(field_of(o) == "x");
+  o = ok;
+  o.y = "rho";  // == x
+  CHECK(field_of(o) == "y");
+  o = ok;
+  o.lo = 0.5;
+  CHECK(field_of(o) == "hi");
+  o = ok;
+  o.lo = 0.5;
+  o.hi = 2;  // rho <= 1
+  CHECK(field_of(o) == "hi");
+  o = ok;
+  o.ys = {};
+  CHECK(field_of(o) == "ys");
+  o = ok;
+  o.scan_points = 4;
+  CHECK(field_of(o) == "scan_points");
+  o = ok;
+  o.derivative_step = 0;
+  CHECK(field_of(o) == "derivative_step");
+  o = ok;
+  o.ys = {-1.0};  // alpha = -1 is not a valid point
+  CHECK(field_of(o) == "alpha");
+  CHECK_THROWS_AS(criterion_from_string("steep"), icl::InvalidParams);
+}
+
+TEST_CASE("quantity_value: every quantity by name, NaN without convergence") {
+  const Solution s = solve(Params{});
+  REQUIRE(s.converged());
+  CHECK(quantity_value(s, "idg") == s.error.idg);
+  CHECK(quantity_value(s, "odg_struct") == s.decomposition.odg.structural);
+  CHECK(quantity_value(s, "m0") == s.order.m0);
+  CHECK(quantity_value(s, "z") == s.z);
+  CHECK(quantity_value(s, "bayes_idg") == s.bayes_optimal.idg);
+  // Every quantity is finite at a converged point with a shifted test protocol (the shift
+  // quantities are NaN without one, docs/theory.md §20).
+  Params shifted;
+  shifted.test_overlap = 0.3;
+  const Solution t = solve(shifted);
+  REQUIRE(t.converged());
+  for (const auto& name : quantity_names()) {
+    CAPTURE(name);
+    CHECK(std::isfinite(quantity_value(t, name)));
+    CHECK(std::isnan(quantity_value(Solution{}, name)));  // status NotConverged
+    const bool shift_only = name.find("shift") != std::string::npos;
+    CHECK(std::isfinite(quantity_value(s, name)) == !shift_only);
+  }
+  CHECK_THROWS_AS(quantity_value(s, "converged"), icl::InvalidParams);  // bookkeeping, not a quantity
+  CHECK_THROWS_AS(quantity_value(s, "foo"), icl::InvalidParams);
+}

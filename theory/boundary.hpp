@@ -1,0 +1,104 @@
+// Phase boundaries in any plane (docs/theory.md §19): for each value y of one parameter, the
+// value x of another parameter, in a range [lo, hi], where a criterion on one quantity of the
+// replica theory holds, the other parameters fixed:
+//   Level     quantity(x) = level        (a bracketed root: coarse scan for sign changes, then
+//                                          Boost.Math TOMS 748; several crossings: the one at
+//                                          the smallest x, with their number)
+//   Steepest  max over x of |d quantity / d t|, t = ln x on a log scale (lo > 0), t = x on a
+//             linear one (central differences of step h; the scan's largest slope refined by
+//             Brent on the slope magnitude)
+//   Argmin    min over x of quantity     (theory::optimize: scan + Brent)
+// A y where the criterion holds nowhere inside the range gets x = NaN (null in JSON) and the
+// reason in its message (status CheckFailed); a y where a solve or a refinement failed gets
+// NaN and NotConverged / NumericalFailure.
+#pragma once
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "numerics/progress.hpp"
+#include "numerics/status.hpp"
+#include "theory/lowrank.hpp"
+#include "theory/params.hpp"
+
+namespace icl::theory {
+
+enum class Criterion { Level, Steepest, Argmin };
+const char* to_string(Criterion c);                     // "level" | "steepest" | "argmin"
+Criterion criterion_from_string(const std::string& s);  // throws InvalidParams("criterion")
+
+struct BoundaryOptions {
+  Criterion criterion = Criterion::Steepest;
+  std::string quantity = "idg";  // one of quantity_names() (theory/param_path.hpp)
+  double level = std::numeric_limits<double>::quiet_NaN();  // Level: finite, required
+  std::string x = "rho";         // the parameter searched, one of Params::names()
+  // The x range [lo, hi], lo < hi, inside the parameter's valid values (default_range(x) when
+  // both are NaN); log scale when lo > 0, linear otherwise.
+  double lo = std::numeric_limits<double>::quiet_NaN();
+  double hi = std::numeric_limits<double>::quiet_NaN();
+  std::string y = "alpha";       // the parameter stepped, one of Params::names(), != x
+  std::vector<double> ys;        // its values (1..100000), each a valid point with x at lo, hi
+  int scan_points = 41;          // coarse scan along x per y, 5..100000
+  int bits = 30;                 // Brent / TOMS 748 tolerance 2^(1-bits) in t, 4..52
+  int max_iterations = 100;      // per refinement, 1..100000
+  // Steepest: the step h of the central difference (f(t+h) - f(t-h)) / 2h, in t = ln x on a
+  // log scale and as a fraction of hi - lo on a linear one; in (0, 0.1]. Capped at a quarter of
+  // the scan spacing.
+  double derivative_step = 1e-3;
+  SolveOptions solve;            // method (default Saddle), solver tolerances
+  int threads = 1;               // y values in parallel; 0 = all cores; results do not depend on it
+  numerics::Progress progress;   // (done, total, "y") after each y; may be empty
+
+  // Throws InvalidParams naming the field ("criterion", "quantity", "level", "x", "y", "lo",
+  // "hi", "ys", "scan_points", "bits", "max_iterations", "derivative_step", "threads").
+  void validate() const;
+};
+
+struct BoundaryPoint {
+  double y = 0;
+  double x = std::numeric_limits<double>::quiet_NaN();      // NaN unless Converged
+  double value = std::numeric_limits<double>::quiet_NaN();  // the quantity at x
+  // Steepest: d quantity / d t at x (t = ln x or x); NaN otherwise or unless Converged.
+  double slope = std::numeric_limits<double>::quiet_NaN();
+  // Level: sign changes seen by the scan; Steepest: local maxima of |slope| on the scan;
+  // Argmin: interior local minima seen by the scan.
+  int candidates = 0;
+  int evaluations = 0;  // theory solves for this y
+  numerics::Status status = numerics::Status::NotConverged;
+  std::string message;
+  bool converged() const { return status == numerics::Status::Converged; }
+};
+
+struct BoundaryResult {
+  Criterion criterion = Criterion::Steepest;
+  std::string quantity, x, y;
+  double level = std::numeric_limits<double>::quiet_NaN();
+  double lo = 0, hi = 0;
+  bool log_scale = false;
+  double derivative_step = 0;  // h actually used (Steepest), in t
+  std::vector<BoundaryPoint> points;  // one per ys, in order
+  Params base;
+  // Converged when every y has a refined x; CheckFailed when some y has none in range (and none
+  // failed); NotConverged when a solve or refinement failed at some y.
+  numerics::Status status = numerics::Status::NotConverged;
+  std::string message;
+  bool converged() const { return status == numerics::Status::Converged; }
+};
+
+// Validates the options and every point (base with y = ys[k] and x at lo and hi) first:
+// InvalidParams naming the field.
+BoundaryResult boundary(const Params& base, const BoundaryOptions& options);
+
+// {"criterion": {"type", "quantity"[, "level"]}, "x": NAME, "y": NAME, "range": [lo, hi],
+//  "scale", ["derivative_step",] "converged", "status", "message",
+//  "points": [{"<y>": y, "<x>": x|null, "value", ["slope",] "converged", "status", "message",
+//              "candidates", "evaluations"}], "params"} (params: to_json(Params) of the base).
+nlohmann::ordered_json to_json(const BoundaryResult& r);
+
+// TSV columns: <y>, <x>, value, [slope (Steepest),] converged, candidates, evaluations.
+std::vector<std::string> boundary_columns(const BoundaryResult& r);
+std::vector<std::vector<double>> boundary_rows(const BoundaryResult& r);
+
+}  // namespace icl::theory
