@@ -73,3 +73,52 @@ TEST_CASE("icl patch: bad options are exit 2 with a message") {
     CHECK(!r.err.empty());
   }
 }
+
+TEST_CASE("icl patch check --block --norm --mlp: 10-layer modern blocks pass at 1e-12 with their controls") {
+  struct Case { const char* flags; bool gated, post; };
+  const Case cases[] = {{"--block preln --norm rmsnorm --mlp swiglu", true, false},
+                        {"--block postln --norm rmsnorm --mlp geglu", true, true},
+                        {"--block parallel --norm layernorm --mlp swiglu", true, false},
+                        {"--block postln --mlp gelu", false, true}};
+  for (const auto& cs : cases) {
+    CAPTURE(cs.flags);
+    const auto r = run_icl(std::string("patch check --layers 10 --width 8 --heads 2 --mlp-hidden 16 "
+                                       "--context 12 --tol 1e-12 --json ") + cs.flags,
+                           icl_test::scratch("cli_patch_scratch_blocks"));
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("pass").get<bool>());
+    CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
+    CHECK(j.at("float32").at("max_rel_diff").get<double>() < 1e-5);
+    CHECK(j.at("ranks").at("W1").get<int>() == 1);
+    CHECK(j.at("ranks").contains("Wg") == cs.gated);
+    CHECK(j.at("variants").contains("norm_scale") == cs.post);
+    if (cs.post) CHECK(j.at("variants").at("norm_scale").at("max_rel_diff").get<double>() < 1e-12);
+    CHECK(j.at("negative_controls").at("weight_only_with_residual").at("max_rel_diff").get<double>() > 1e-2);
+    CHECK(j.at("negative_controls").contains("gate_only") == cs.gated);
+  }
+  // The old spelling still works: --pre-ln with --mlp N (hidden width).
+  const auto old = run_icl("patch check --layers 2 --pre-ln --width 8 --heads 2 --mlp 16 --context 6 --json",
+                           icl_test::scratch("cli_patch_scratch_blocks"));
+  REQUIRE(old.code == 0);
+  const auto jo = nlohmann::json::parse(old.out);
+  CHECK(jo.at("config").at("block").get<std::string>() == "preln");
+  CHECK(jo.at("config").at("mlp_hidden").get<int>() == 16);
+}
+
+TEST_CASE("icl patch: impossible block/norm/mlp combinations are exit 2 naming the flag") {
+  struct Case { const char* args; const char* field; };
+  const Case cases[] = {{"patch check --block plain --norm rmsnorm", "norm"},
+                        {"patch check --block postln --norm none", "norm"},
+                        {"patch check --block postln --pre-ln", "block"},
+                        {"patch check --mlp mish", "mlp"},
+                        {"patch check --mlp 0", "mlp"},
+                        {"patch check --act relu --mlp swiglu", "act"},
+                        {"patch check --mlp swiglu --mlp-depth 1", "mlp_depth"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run_icl(c.args, icl_test::scratch("cli_patch_scratch"));
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.field) != std::string::npos);
+  }
+}

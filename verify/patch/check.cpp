@@ -20,7 +20,8 @@ void merge_layers(std::vector<Diff>& acc, const std::vector<Diff>& d) {
 }
 
 // The model of the negative controls when the given one cannot show them (docs/patch.md §8):
-// Pre-LN residual, width 32 with an embedding, at least 4 blocks.
+// Pre-LN residual (post-norm or parallel when the given blocks are), width 32 with an
+// embedding, at least 4 blocks.
 ModelConfig control_config(ModelConfig c) {
   c.residual = true;
   c.layernorm = true;
@@ -89,8 +90,11 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
   Weights<double> control;
   if (o.controls && (!first_on_given || !weight_on_given))
     control = init_weights(cc, {.seed = numerics::derive_seed(o.seed, "control-model")});
+  const BlockKind ck = block_kind(cc);
   const std::string control_name =
-      "control (Pre-LN, 32 wide, " + std::to_string(cc.layers) + " layers)";
+      "control (" +
+      std::string(ck == BlockKind::PostNorm ? "post-norm" : ck == BlockKind::Parallel ? "parallel" : "Pre-LN") +
+      ", 32 wide, " + std::to_string(cc.layers) + " layers)";
   r.first_block_only.given_model = first_on_given;
   r.first_block_only.model = first_on_given ? "given" : control_name;
   r.weight_only.given_model = weight_on_given;

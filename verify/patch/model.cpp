@@ -423,31 +423,34 @@ Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const 
   Mat<S> V = w.Wv * z; V.colwise() += w.bv.col(0);
   Mat<S> O(Q.rows(), n);
   std::vector<Mat<S>> Ps;
-  // Allowed keys per query (linear attention's normalization); the causal mask is the strictly
-  // lower triangle (key i > query j). Whole-matrix array operations: one vectorized exp per
-  // head instead of one short column at a time.
+  // Allowed keys per query: the causal mask keeps keys i <= j (the upper triangle of the
+  // keys x queries matrix); linear attention divides by their number.
   Eigen::Array<S, 1, Eigen::Dynamic> count(n);
   for (Eigen::Index j = 0; j < n; ++j)
     count(j) = S(allowed_keys(c.causal, static_cast<int>(j), static_cast<int>(n)));
-  Mat<S> P(n, n);
+  Mat<S> scratch;
+  if (cache) Ps.resize(static_cast<std::size_t>(c.heads));
   for (int h = 0; h < c.heads; ++h) {
+    Mat<S>& P = cache ? Ps[static_cast<std::size_t>(h)] : scratch;
     // S_h = K_h^T Q_h / sqrt(d_k): rows are keys, columns queries
     P.noalias() = K.middleRows(h * dk, dk).transpose() * Q.middleRows(h * dk, dk);
     P *= scale;
     if (c.kind == LayerKind::Softmax) {
-      if (c.causal)
-        P.template triangularView<Eigen::StrictlyLower>().setConstant(-std::numeric_limits<S>::infinity());
-      const Eigen::Array<S, 1, Eigen::Dynamic> mx = P.colwise().maxCoeff().array();
-      P = (P.array().rowwise() - mx).exp().matrix();
-      if (c.causal) P.template triangularView<Eigen::StrictlyLower>().setZero();
-      const Eigen::Array<S, 1, Eigen::Dynamic> tot = P.colwise().sum().array();
-      P.array().rowwise() /= tot;
+      // Column by column over the allowed keys only (half the exps with the causal mask); each
+      // column segment is contiguous, so exp() runs in Eigen's vectorized form.
+      for (Eigen::Index j = 0; j < n; ++j) {
+        const Eigen::Index m = static_cast<Eigen::Index>(count(j));
+        auto col = P.col(j).head(m).array();
+        col -= col.maxCoeff();
+        col = col.exp();
+        col /= col.sum();
+        P.col(j).tail(n - m).setZero();
+      }
     } else {
       if (c.causal) P.template triangularView<Eigen::StrictlyLower>().setZero();
       P.array().rowwise() /= count;
     }
     O.middleRows(h * dk, dk).noalias() = V.middleRows(h * dk, dk) * P;
-    if (cache) Ps.push_back(P);
   }
   Mat<S> A = w.Wo * O;
   A.colwise() += w.bo.col(0);

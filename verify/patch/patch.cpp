@@ -134,13 +134,19 @@ BlockWeights<S> apply_patch(const BlockWeights<S>& w, const BlockPatch<S>& p) {
 }
 
 void Diff::merge(const Diff& o) {
-  max_abs = std::max(max_abs, o.max_abs);
-  max_rel = std::max(max_rel, o.max_rel);
+  // A NaN (non-finite outputs) stays NaN: std::max would drop it.
+  const auto worst = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); };
+  max_abs = worst(max_abs, o.max_abs);
+  max_rel = worst(max_rel, o.max_rel);
 }
 
 template <class S>
 Diff compare(const Mat<S>& ref, const Mat<S>& other) {
   Diff d;
+  if (!ref.allFinite() || !other.allFinite()) {   // overflow: no difference to report
+    d.max_abs = d.max_rel = std::nan("");
+    return d;
+  }
   d.max_abs = static_cast<double>((ref - other).cwiseAbs().maxCoeff());
   const double s = static_cast<double>(ref.cwiseAbs().maxCoeff());
   d.max_rel = s > 0 ? d.max_abs / s : d.max_abs;
