@@ -6,7 +6,7 @@
 // reading those TSVs and writing DIR/<name>.pdf and DIR/<name>.png.
 //
 // Adding a figure = adding one entry to the table in figures.cpp (and its plot script); the
-// figures, numbered 1-12, are described in paper_figs/README.md.
+// figures, numbered 1-13, are described in paper_figs/README.md.
 #pragma once
 #include <cstddef>
 #include <cstdint>

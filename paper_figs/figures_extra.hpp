@@ -1,4 +1,4 @@
-// Data steps of the twelve figures (registered in registry.cpp) and the helpers the data steps
+// Data steps of the thirteen figures (registered in registry.cpp) and the helpers the data steps
 // share. Internal to icl_paperfigs.
 #pragma once
 #include <cstddef>
@@ -23,6 +23,7 @@ FigureData fig_patch_layers(const Settings& s);   // 9
 FigureData fig_patch_steps(const Settings& s);    // 10
 FigureData fig_patch_align(const Settings& s);    // 11
 FigureData fig_thought_patch(const Settings& s);  // 12
+FigureData fig_patch_blocks(const Settings& s);   // 13
 
 
 // Shared by the data steps of figures 1-6 (figures.cpp).

@@ -1,4 +1,4 @@
-// The registry of the twelve figures: number, name, paper, description and data step of each.
+// The registry of the thirteen figures: number, name, paper, description and data step of each.
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +49,10 @@ std::vector<Figure> make_registry() {
       fig_patch_align);
   add(12, "thought_patch", "implicit-dynamics",
       "thought patch: train and held-out error against calibration size", fig_thought_patch);
+  add(13, "patch_blocks", "implicit-dynamics",
+      "equivalence error per layer for each block kind (pre/post-norm, parallel; LayerNorm, "
+      "RMSNorm; GELU, SwiGLU, GeGLU), float64 and float32",
+      fig_patch_blocks);
   return f;
 }
 

@@ -33,20 +33,21 @@ bool has(const std::string& s, const std::string& what) { return s.find(what) !=
 
 }  // namespace
 
-TEST_CASE("icl figs --list: twelve figures, numbered 1-12 in order") {
+TEST_CASE("icl figs --list: thirteen figures, numbered 1-13 in order") {
   const fs::path d = figs_scratch("list");
   const FigsRun r = run_figs("--list", d);
   REQUIRE(r.code == 0);
   const char* names[] = {"decomposition", "order_params", "test_context", "implicit_reg",
                          "phase",         "spectrum",     "softmax",      "patch_loss",
-                         "patch_layers",  "patch_steps",  "patch_align",  "thought_patch"};
+                         "patch_layers",  "patch_steps",  "patch_align",  "thought_patch",
+                         "patch_blocks"};
   std::istringstream in(r.out);
   std::string line;
   REQUIRE(std::getline(in, line));  // the header
   CHECK(line.rfind("#", 0) == 0);
   int n = 0;
   for (; std::getline(in, line); ++n) {
-    REQUIRE(n < 12);
+    REQUIRE(n < 13);
     std::istringstream fields(line);
     int number = 0;
     std::string name, paper, description;
@@ -58,7 +59,7 @@ TEST_CASE("icl figs --list: twelve figures, numbered 1-12 in order") {
     CHECK(description.find_first_not_of(' ') != std::string::npos);
     CHECK(!has(line, "not yet available"));
   }
-  CHECK(n == 12);
+  CHECK(n == 13);
 }
 
 TEST_CASE("icl figs: bad names are exit 2 with a message") {
