@@ -283,3 +283,35 @@ TEST_CASE("block, norm and MLP names: set_block and set_mlp refuse impossible co
   c.mlp_depth = 1;
   CHECK_THROWS_AS(c.validate(), icl::InvalidParams);  // a gated MLP needs a down matrix
 }
+
+TEST_CASE("a stack mixing pre-norm, post-norm and parallel blocks: the block-by-block patch is exact") {
+  // ModelConfig holds one block kind per model; the patch of docs/patch.md §7 works block by
+  // block, so a mixed stack is built here from blocks of different configurations and patched
+  // with the block-level entries (block_forward with its cache, block_patch, apply_patch).
+  const std::vector<ModelConfig> cs = {kind_config(BlockKind::PreNorm, true, Norm::RmsNorm, "swiglu", 1),
+                                       kind_config(BlockKind::PostNorm, true, Norm::LayerNorm, "geglu", 1),
+                                       kind_config(BlockKind::Parallel, true, Norm::RmsNorm, "gelu", 1),
+                                       kind_config(BlockKind::Residual, false, Norm::LayerNorm, "gelu", 1),
+                                       kind_config(BlockKind::PostNorm, true, Norm::RmsNorm, "swiglu", 1)};
+  std::vector<BlockWeights<double>> ws;
+  for (std::size_t l = 0; l < cs.size(); ++l)
+    ws.push_back(init_weights(cs[l], {.seed = 60 + l}).blocks[0]);
+  const M z0 = random_mat(8, 9, 61);   // an embedded sequence, query last
+  const int q = 8;
+  for (PatchMode mode : {PatchMode::Full, PatchMode::BiasFree}) {
+    CAPTURE(to_string(mode));
+    M full = z0, lone = z0.col(q), lone_unpatched = z0.col(q);
+    for (std::size_t l = 0; l < cs.size(); ++l) {
+      BlockCache<double> kf, kr;
+      const M next = block_forward(cs[l], ws[l], full, &kf);
+      block_forward(cs[l], ws[l], lone, &kr);
+      const auto p = block_patch(cs[l], ws[l], kf, q, kr, 0, mode);
+      CHECK(p.status == PatchStatus::Ok);
+      lone = block_forward(cs[l], apply_patch(ws[l], p), lone);
+      lone_unpatched = block_forward(cs[l], ws[l], lone_unpatched);
+      full = next;
+      CHECK(compare(M(full.col(q)), lone).max_rel < 1e-12);
+    }
+    CHECK(compare(M(full.col(q)), lone_unpatched).max_rel > 0.01);  // the context matters
+  }
+}
