@@ -119,6 +119,9 @@ P::ModelSource model_source(const Flags& f, const CLI::App& app) {
   m.given_width = app.count("--width") > 0;
   m.given_layers = app.count("--layers") > 0;
   m.given_heads = app.count("--heads") > 0;
+  m.given_block = app.count("--block") > 0;
+  m.given_norm = app.count("--norm") > 0;
+  m.given_mlp = app.count("--mlp") > 0 && hidden == 0;  // a kind, not a width
   return m;
 }
 

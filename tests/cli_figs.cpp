@@ -70,7 +70,7 @@ TEST_CASE("icl figs: bad names are exit 2 with a message") {
   r = run_figs("nosuchfigure --out " + (d / "o").string(), d);
   CHECK(r.code == 2);
   CHECK(has(r.err, "unknown figure 'nosuchfigure'"));
-  r = run_figs("13 --out " + (d / "o").string(), d);
+  r = run_figs("14 --out " + (d / "o").string(), d);   // one past the last figure
   CHECK(r.code == 2);
   CHECK(!r.err.empty());
   CHECK(!fs::exists(d / "o" / "figs_run.json"));

@@ -122,3 +122,21 @@ TEST_CASE("icl patch: impossible block/norm/mlp combinations are exit 2 naming t
     CHECK(r.err.find(c.field) != std::string::npos);
   }
 }
+
+TEST_CASE("icl patch check --weights: a disagreeing --block, --norm or --mlp is named") {
+  const std::string dir = icl_test::scratch("cli_patch_scratch_weights_blocks");
+  const auto tr = run_icl("patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 --layers 2 "
+                          "--block postln --norm rmsnorm --mlp swiglu --width 8 --heads 2 --mlp-hidden 8 "
+                          "--quiet --save " + dir + "/wp.txt",
+                          dir);
+  REQUIRE(tr.code == 0);
+  for (const char* flag : {"--block preln", "--norm layernorm", "--mlp geglu"}) {
+    CAPTURE(flag);
+    const auto r = run_icl("patch check --weights " + dir + "/wp.txt --context 4 " + flag, dir);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(std::string(flag).substr(2, std::string(flag).find(' ') - 2)) != std::string::npos);
+  }
+  const auto ok = run_icl("patch check --weights " + dir + "/wp.txt --context 4 --block postln "
+                          "--norm rmsnorm --mlp swiglu --json", dir);
+  CHECK(ok.code == 0);
+}

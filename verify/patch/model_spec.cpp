@@ -87,6 +87,19 @@ Weights<double> load_model(const std::string& path, const ModelSource& src) {
   if (src.given_heads && c.kind != LayerKind::Rnn && s.heads != c.heads)
     mismatch("heads", s.heads, c.heads);
   if (src.given_d && s.d + 1 != c.token_dim) mismatch("d", s.d, c.token_dim - 1);
+  auto differ = [&](const char* field, const std::string& given, const std::string& file) {
+    if (given != file)
+      throw InvalidParams(field, given + " but '" + path + "' has " + file);
+  };
+  if (src.given_block) differ("block", to_string(s.block), to_string(block_kind(c)));
+  if (src.given_norm && s.norm != NormChoice::Auto)
+    differ("norm", to_string(s.norm), c.layernorm ? to_string(c.norm) : std::string("none"));
+  if (src.given_mlp) {
+    ModelConfig g;
+    g.act = s.act;
+    g.gated = s.gated;
+    differ("mlp", mlp_name(g), mlp_name(c));
+  }
   return w;
 }
 

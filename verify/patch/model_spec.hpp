@@ -48,12 +48,13 @@ struct ModelSource {
   ModelSpec spec;
   std::string weights;  // empty: random initialisation
   bool given_d = false, given_width = false, given_layers = false, given_heads = false;
+  bool given_block = false, given_norm = false, given_mlp = false;  // --block, --norm, --mlp KIND
 };
 
 // Load `path` (icl-patch-weights text format) and check it against the given fields of `src`.
 // Throws icl::InvalidParams("weights", ...) when the file is missing or unreadable, and
 // InvalidParams(<field>, "<given> but '<path>' has <value>") for a disagreeing field
-// (d, width, layers, heads; heads is not checked for RNN models).
+// (d, width, layers, heads; heads is not checked for RNN models; block, norm, mlp).
 Weights<double> load_model(const std::string& path, const ModelSource& src);
 
 // The model of `src`: loaded from src.weights, or init_weights(src.spec.config(), seed).
