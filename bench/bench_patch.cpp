@@ -69,6 +69,20 @@ void BM_Check10Layer(benchmark::State& st) {
 }
 BENCHMARK(BM_Check10Layer)->Unit(benchmark::kMillisecond);
 
+// The same 10-layer check with modern blocks (docs/patch.md §16): 0 pre-norm RMSNorm SwiGLU,
+// 1 post-norm RMSNorm SwiGLU, 2 parallel RMSNorm SwiGLU.
+void BM_Check10LayerModern(benchmark::State& st) {
+  ModelConfig c = deep_config();
+  const BlockKind kinds[] = {BlockKind::PreNorm, BlockKind::PostNorm, BlockKind::Parallel};
+  set_block(c, kinds[st.range(0)], true);
+  c.norm = Norm::RmsNorm;
+  set_mlp(c, "swiglu");
+  auto w = init_weights(c, {.seed = 1});
+  const auto p = make_prompts(2, 50, 1, 2)[0];
+  for (auto _ : st) benchmark::DoNotOptimize(stack_check(w, p.tokens, 50, PatchMode::Full));
+}
+BENCHMARK(BM_Check10LayerModern)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -21,6 +21,7 @@ namespace P = icl::verify::patch;
 struct Flags {
   P::ModelSpec spec;
   std::string kind = "softmax", act = "gelu", weights, save, save_dtype = "f64";
+  std::string block = "plain", norm = "auto", mlp = "128";  // --block --norm --mlp (docs/patch.md §16)
   bool noncausal = false;
   std::uint64_t seed = 1;
   bool json = false, quiet = false;
@@ -64,7 +65,14 @@ void add_model_flags(CLI::App* a, Flags& f) {
                 "model width (0: d+1 without embedding for plain blocks, 32 with an "
                 "embedding for residual blocks; != d+1 adds a linear embedding/readout)")
       ->check(kAtLeast0)->group(g)->capture_default_str();
-  a->add_option("--mlp", s.mlp_hidden, "MLP hidden width")->check(kAtLeast1)->group(g)->capture_default_str();
+  a->add_option("--block", f.block, "block: plain | residual | preln | postln | parallel")
+      ->check(CLI::IsMember({"plain", "residual", "preln", "postln", "parallel"}))->group(g)->capture_default_str();
+  a->add_option("--norm", f.norm, "norm of the block: layernorm | rmsnorm | none (auto: layernorm "
+                "for preln/postln/parallel, none for plain/residual)")
+      ->check(CLI::IsMember({"auto", "layernorm", "rmsnorm", "none"}))->group(g)->capture_default_str();
+  a->add_option("--mlp", f.mlp, "MLP kind gelu | relu | swiglu | geglu (gated), or its hidden width N")
+      ->group(g)->capture_default_str();
+  a->add_option("--mlp-hidden", s.mlp_hidden, "MLP hidden width")->check(kAtLeast1)->group(g)->capture_default_str();
   a->add_option("--mlp-depth", s.mlp_depth, "dense layers in the MLP")->check(kAtLeast1)->group(g)->capture_default_str();
   a->add_option("--act", f.act, "MLP activation: gelu | relu")->check(CLI::IsMember({"gelu", "relu"}))->group(g)->capture_default_str();
   a->add_flag("--noncausal", f.noncausal, "attention without causal mask")->group(g);
@@ -96,12 +104,32 @@ P::ModelSource model_source(const Flags& f, const CLI::App& app) {
   m.spec = f.spec;
   m.spec.kind = P::layer_kind_from_string(f.kind);
   m.spec.act = P::activation_from_string(f.act);
+  m.spec.block = P::block_kind_from_string(f.block);
+  m.spec.norm = P::norm_choice_from_string(f.norm);
+  // --mlp N (hidden width, as before) or --mlp KIND; a KIND fixes the activation, which an
+  // explicit --act must then agree with.
+  int hidden = 0;
+  const auto [end, ec] = std::from_chars(f.mlp.data(), f.mlp.data() + f.mlp.size(), hidden);
+  if (ec == std::errc() && end == f.mlp.data() + f.mlp.size()) {
+    if (hidden < 1) throw InvalidParams("mlp", "hidden width must be >= 1, got " + f.mlp);
+    if (app.count("--mlp-hidden") == 0) m.spec.mlp_hidden = hidden;
+  } else {
+    P::ModelConfig mc;
+    P::set_mlp(mc, f.mlp);
+    if (app.count("--act") > 0 && mc.act != m.spec.act)
+      throw InvalidParams("act", f.act + " conflicts with --mlp " + f.mlp);
+    m.spec.act = mc.act;
+    m.spec.gated = mc.gated;
+  }
   m.spec.causal = !f.noncausal;
   m.weights = f.weights;
   m.given_d = app.count("--d") > 0;
   m.given_width = app.count("--width") > 0;
   m.given_layers = app.count("--layers") > 0;
   m.given_heads = app.count("--heads") > 0;
+  m.given_block = app.count("--block") > 0;
+  m.given_norm = app.count("--norm") > 0;
+  m.given_mlp = app.count("--mlp") > 0 && hidden == 0;  // a kind, not a width
   return m;
 }
 
@@ -187,20 +215,25 @@ void run_check(const Flags& f, const CLI::App& app) {
   } else {
     if (!f.out.empty()) emit_json(j, f.out);
     const auto& c = r.config;
-    std::cout << "patch check: L=" << c.layers << " " << P::to_string(c.kind)
-              << (c.layernorm ? " pre-ln" : (c.residual ? " residual" : " plain")) << ", width "
-              << c.width << ", context " << r.context << ", position " << r.position << "\n"
+    std::cout << "patch check: L=" << c.layers << " " << P::to_string(c.kind) << " "
+              << P::to_string(P::block_kind(c)) << (c.layernorm ? " " + P::to_string(c.norm) : "")
+              << " " << P::mlp_name(c) << ", width " << c.width << ", context " << r.context
+              << ", position " << r.position << "\n"
               << "  float64 max_rel_diff " << format_number(r.diff.max_rel) << " (max_abs "
-              << format_number(r.diff.max_abs) << "), rank " << r.rank << "\n"
+              << format_number(r.diff.max_abs) << "), rank W1 " << r.rank
+              << (r.rank_gate >= 0 ? ", rank Wg " + std::to_string(r.rank_gate) : "") << "\n"
               << "  float32 max_rel_diff " << format_number(r.float32.max_rel) << "\n"
               << "  variants: bias-only " << format_number(r.bias_only.max_rel) << ", bias-free "
               << format_number(r.bias_free.max_rel)
+              << (r.has_norm_scale ? ", norm-scale " + format_number(r.norm_scale.max_rel) : std::string())
               << (r.has_chunk ? ", chunk " + f.chunk + " " + format_number(r.chunk.max_rel) : std::string())
               << "\n"
               << "  negative controls: weight-only " << format_number(r.weight_only.diff.max_rel)
               << " (" << r.weight_only.model << " model), first-block-only "
               << format_number(r.first_block_only.diff.max_rel) << " (" << r.first_block_only.model
-              << " model)\n"
+              << " model)"
+              << (r.has_gate_only ? ", gate-only " + format_number(r.gate_only.diff.max_rel) : std::string())
+              << "\n"
               << "  " << (r.pass ? "PASS" : "FAIL") << "\n";
   }
   if (!r.pass) throw ExitError(kExitNotConverged, r.message);

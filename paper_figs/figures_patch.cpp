@@ -1,4 +1,4 @@
-// Data steps of figures 8-12: the implicit-dynamics paper (docs/patch.md). Each figure sets the
+// Data steps of figures 8-13: the implicit-dynamics paper (docs/patch.md). Each figure sets the
 // options of a verify/patch experiment (verify/patch/experiments.hpp), runs it, and lays its
 // result out as a table; the procedures live in the library.
 //
@@ -318,6 +318,81 @@ FigureData fig_thought_patch(const Settings& s) {
                          {"seed_rule", "contexts: derive_seed(seed, \"prompts\"); queries of "
                                        "context k: derive_seed(seed, \"calibration\", k)"}};
   tab.meta["status"] = numerics::to_string(r.status);
+  FigureData out;
+  out.tables.push_back(std::move(tab));
+  return out;
+}
+
+// ---- figure 17: per-layer error of the patch for each block kind -----------------------------
+
+// Each block kind of docs/patch.md §16 as a 10-layer model with random weights (the identities
+// do not depend on training; figure 9 shows a trained Pre-LN stack), `run_check` with its float32
+// pass and controls, seed derive_seed(base_seed, "patch_blocks", k) for kind k.
+FigureData fig_patch_blocks(const Settings& s) {
+  struct Kind { P::BlockKind block; P::NormChoice norm; const char* mlp; };
+  const std::vector<Kind> kinds = {
+      {P::BlockKind::Plain, P::NormChoice::None, "gelu"},
+      {P::BlockKind::Residual, P::NormChoice::None, "gelu"},
+      {P::BlockKind::PreNorm, P::NormChoice::LayerNorm, "gelu"},
+      {P::BlockKind::PreNorm, P::NormChoice::RmsNorm, "swiglu"},
+      {P::BlockKind::PostNorm, P::NormChoice::LayerNorm, "gelu"},
+      {P::BlockKind::PostNorm, P::NormChoice::RmsNorm, "swiglu"},
+      {P::BlockKind::Parallel, P::NormChoice::LayerNorm, "geglu"},
+      {P::BlockKind::Parallel, P::NormChoice::RmsNorm, "swiglu"}};
+  DataTable tab;
+  tab.stem = "patch_blocks";
+  tab.columns = {"kind", "layer", "f64_max_rel", "f32_max_rel", "weight_only_max_rel"};
+  nlohmann::json names = nlohmann::json::array(), finals = nlohmann::json::array();
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    P::CheckOptions o;
+    P::ModelSpec& m = o.model.spec;
+    m.d = 2;
+    m.layers = 10;
+    m.width = 16;
+    m.heads = s.quick ? 2 : 4;
+    m.head_dim = 4;
+    m.mlp_hidden = s.quick ? 16 : 64;
+    m.block = kinds[k].block;
+    m.norm = kinds[k].norm;
+    P::ModelConfig mc;
+    P::set_mlp(mc, kinds[k].mlp);
+    m.act = mc.act;
+    m.gated = mc.gated;
+    o.seed = numerics::derive_seed(s.seed, "patch_blocks", k);
+    o.context = s.quick ? 10 : 30;
+    o.prompts = s.quick ? 2 : 8;
+    const P::CheckResult r = P::run_check(o, reporter(s, "patch_blocks"));
+    const bool own_control = r.weight_only.given_model;  // plain blocks: on the control model
+    for (std::size_t l = 0; l < r.per_layer_max.size(); ++l)
+      tab.rows.push_back({double(k), double(l + 1), r.per_layer_max[l].max_rel,
+                          r.per_layer_float32_max[l].max_rel,
+                          own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
+    const auto& c = r.config;
+    names.push_back(P::to_string(P::block_kind(c)) + (c.layernorm ? " " + P::to_string(c.norm) : "") +
+                    " " + P::mlp_name(c));
+    finals.push_back({{"f64", r.diff.max_rel},
+                      {"f32", r.float32.max_rel},
+                      {"weight_only", own_control ? r.weight_only.diff.max_rel : kNaN},
+                      {"gate_only", r.has_gate_only ? r.gate_only.diff.max_rel : kNaN},
+                      {"norm_scale", r.has_norm_scale ? r.norm_scale.max_rel : kNaN},
+                      {"rank_W1", r.rank},
+                      {"rank_Wg", r.rank_gate},
+                      {"status", numerics::to_string(r.status)},
+                      {"degenerate_anchors", r.degenerate_anchors},
+                      {"seed", o.seed}});
+  }
+  tab.meta = base_meta(s, 17, "relative difference of the representation after each block, full "
+                              "context vs patched query-only (max over prompts), per block kind");
+  tab.meta["kinds"] = names;
+  tab.meta["final_output"] = finals;
+  tab.meta["model"] = {{"d", 2}, {"layers", 10}, {"width", 16}, {"heads", s.quick ? 2 : 4},
+                       {"head_dim", 4}, {"mlp_hidden", s.quick ? 16 : 64}, {"weights", "random"}};
+  tab.meta["prompts"] = s.quick ? 2 : 8;
+  tab.meta["context"] = s.quick ? 10 : 30;
+  tab.meta["controls"] = {
+      {"weight_only", "dW on W1 (and W_g) only, without the stream patch db2 / norm scale "
+                      "(not exact with residuals); NaN for plain blocks"},
+      {"f32", "same weights cast to float32, patch computed in float32"}};
   FigureData out;
   out.tables.push_back(std::move(tab));
   return out;

@@ -63,6 +63,10 @@ std::vector<Figure> make_registry() {
       "error against the train/test task overlap C, task-rich and task-poor (theory + "
       "simulation)",
       fig_test_overlap);
+  add(17, "patch_blocks", "implicit-dynamics",
+      "equivalence error per layer for each block kind (pre/post-norm, parallel; LayerNorm, "
+      "RMSNorm; GELU, SwiGLU, GeGLU), float64 and float32",
+      fig_patch_blocks);
   return f;
 }
 

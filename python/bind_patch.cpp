@@ -24,7 +24,9 @@ void bind_patch(py::module_& m) {
       [](int d, int context, int prompts, int layers, const std::string& kind, int heads,
          int head_dim, int mlp_hidden, int mlp_depth, const std::string& act, bool residual,
          bool layernorm, int width, bool causal, std::uint64_t seed, int pos,
-         const std::string& mode, const std::string& precision, int patch_layers) {
+         const std::string& mode, const std::string& precision, int patch_layers,
+         const std::string& block, const std::string& norm, const std::string& mlp,
+         bool controls) {
         P::CheckOptions o;
         P::ModelSpec& spec = o.model.spec;
         spec.d = d;
@@ -39,6 +41,15 @@ void bind_patch(py::module_& m) {
         spec.pre_ln = layernorm;
         spec.width = width;
         spec.causal = causal;
+        // Modern blocks (docs/patch.md §16), as `icl patch check --block --norm --mlp`.
+        spec.block = P::block_kind_from_string(block);
+        spec.norm = P::norm_choice_from_string(norm);
+        if (mlp != "plain") {
+          P::ModelConfig mc;
+          P::set_mlp(mc, mlp);  // gelu | relu | swiglu | geglu; InvalidParams("mlp") otherwise
+          spec.act = mc.act;
+          spec.gated = mc.gated;
+        }
         o.seed = seed;
         o.context = context;
         o.prompts = prompts;
@@ -46,7 +57,7 @@ void bind_patch(py::module_& m) {
         o.mode = P::patch_mode_from_string(mode);
         o.precision = P::precision_from_string(precision);
         o.patch_layers = patch_layers;
-        o.controls = false;
+        o.controls = controls;
         P::CheckResult r;
         {
           py::gil_scoped_release release;
@@ -60,6 +71,8 @@ void bind_patch(py::module_& m) {
       py::arg("act") = "gelu", py::arg("residual") = false, py::arg("layernorm") = false,
       py::arg("width") = 0, py::arg("causal") = true, py::arg("seed") = 1, py::arg("pos") = -1,
       py::arg("mode") = "full", py::arg("precision") = "double", py::arg("patch_layers") = -1,
+      py::arg("block") = "plain", py::arg("norm") = "auto", py::arg("mlp") = "plain",
+      py::arg("controls") = false,
       "Build a random model (base seed `seed`: its 'weights' and 'prompts' streams), draw\n"
       "`prompts` in-context regression prompts of `context` pairs (x, w.x) in R^d, and compare\n"
       "the full-context model at position `pos` (-1: the query) with the query-only model\n"
@@ -67,7 +80,10 @@ void bind_patch(py::module_& m) {
       "kind: 'softmax' | 'linear' | 'rnn'; act: 'gelu' | 'relu'; layernorm implies residual;\n"
       "width 0: token dimension (plain) or 32 (residual); mode: 'full' | 'bias-only' |\n"
       "'bias-free' | 'weight-only'; precision: 'double' | 'float'; patch_layers: leading\n"
-      "blocks patched (-1: all). Returns {max_abs_diff, max_rel_diff, rank (largest numerical\n"
+      "blocks patched (-1: all). Modern blocks (docs/patch.md §16): block 'plain' | 'residual'\n"
+      "| 'preln' | 'postln' | 'parallel'; norm 'auto' | 'layernorm' | 'rmsnorm' | 'none'; mlp\n"
+      "'plain' (act decides) | 'gelu' | 'relu' | 'swiglu' | 'geglu'; controls: also run the\n"
+      "negative controls (as icl patch check). Returns {max_abs_diff, max_rel_diff, rank (largest numerical\n"
       "rank of a dW1), sigma2_over_sigma1, degenerate_anchors, status ('converged' when\n"
       "max_rel_diff <= 1e-10, else 'check_failed'), per_layer (first prompt), parameters}.\n"
       "Releases the GIL.");

@@ -95,6 +95,20 @@ TEST_CASE("icl patch train --save X.safetensors is read by icl patch check; a tr
   const auto bad = run_icl("patch check --weights " + dir + "/cut.safetensors --context 4", dir);
   CHECK(bad.code == 2);
   CHECK(bad.err.find("layers.0.mlp.fc2.bias") != std::string::npos);
+  // A modern block (docs/patch.md §16): the gate tensors and the norm/layout metadata travel too.
+  const auto tm = run_icl("patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 --layers 2 "
+                          "--block postln --norm rmsnorm --mlp swiglu --width 8 --heads 2 "
+                          "--mlp-hidden 8 --quiet --save " + dir + "/modern.safetensors",
+                          dir);
+  REQUIRE(tm.code == 0);
+  CHECK(icl_test::slurp(dir + "/modern.safetensors").find("layers.1.mlp.gate_proj.weight") !=
+        std::string::npos);
+  const auto cm = run_icl("patch check --weights " + dir + "/modern.safetensors --context 4 --json", dir);
+  REQUIRE(cm.code == 0);
+  const auto jm = nlohmann::json::parse(cm.out);
+  CHECK(jm.at("max_rel_diff").get<double>() < 1e-12);
+  CHECK(jm.at("config").at("block").get<std::string>() == "postln");
+  CHECK(jm.at("ranks").contains("Wg"));
 }
 
 TEST_CASE("icl patch align --protocol: the chosen protocols with their controls in the JSON") {
@@ -112,4 +126,71 @@ TEST_CASE("icl patch align --protocol: the chosen protocols with their controls 
                          icl_test::scratch("cli_patch_scratch_align"));
   REQUIRE(t.code == 0);
   for (const char* p : {"fullbatch:", "online:", "per-token:"}) CHECK(t.out.find(p) != std::string::npos);
+}
+
+TEST_CASE("icl patch check --block --norm --mlp: 10-layer modern blocks pass at 1e-12 with their controls") {
+  struct Case { const char* flags; bool gated, post; };
+  const Case cases[] = {{"--block preln --norm rmsnorm --mlp swiglu", true, false},
+                        {"--block postln --norm rmsnorm --mlp geglu", true, true},
+                        {"--block parallel --norm layernorm --mlp swiglu", true, false},
+                        {"--block postln --mlp gelu", false, true}};
+  for (const auto& cs : cases) {
+    CAPTURE(cs.flags);
+    const auto r = run_icl(std::string("patch check --layers 10 --width 8 --heads 2 --mlp-hidden 16 "
+                                       "--context 12 --tol 1e-12 --json ") + cs.flags,
+                           icl_test::scratch("cli_patch_scratch_blocks"));
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("pass").get<bool>());
+    CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
+    CHECK(j.at("float32").at("max_rel_diff").get<double>() < 1e-5);
+    CHECK(j.at("ranks").at("W1").get<int>() == 1);
+    CHECK(j.at("ranks").contains("Wg") == cs.gated);
+    CHECK(j.at("variants").contains("norm_scale") == cs.post);
+    if (cs.post) CHECK(j.at("variants").at("norm_scale").at("max_rel_diff").get<double>() < 1e-12);
+    CHECK(j.at("negative_controls").at("weight_only_with_residual").at("max_rel_diff").get<double>() > 1e-2);
+    CHECK(j.at("negative_controls").contains("gate_only") == cs.gated);
+  }
+  // The old spelling still works: --pre-ln with --mlp N (hidden width).
+  const auto old = run_icl("patch check --layers 2 --pre-ln --width 8 --heads 2 --mlp 16 --context 6 --json",
+                           icl_test::scratch("cli_patch_scratch_blocks"));
+  REQUIRE(old.code == 0);
+  const auto jo = nlohmann::json::parse(old.out);
+  CHECK(jo.at("config").at("block").get<std::string>() == "preln");
+  CHECK(jo.at("config").at("mlp_hidden").get<int>() == 16);
+}
+
+TEST_CASE("icl patch: impossible block/norm/mlp combinations are exit 2 naming the flag") {
+  struct Case { const char* args; const char* field; };
+  const Case cases[] = {{"patch check --block plain --norm rmsnorm", "norm"},
+                        {"patch check --block postln --norm none", "norm"},
+                        {"patch check --block postln --pre-ln", "block"},
+                        {"patch check --mlp mish", "mlp"},
+                        {"patch check --mlp 0", "mlp"},
+                        {"patch check --act relu --mlp swiglu", "act"},
+                        {"patch check --mlp swiglu --mlp-depth 1", "mlp_depth"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    const auto r = run_icl(c.args, icl_test::scratch("cli_patch_scratch"));
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.field) != std::string::npos);
+  }
+}
+
+TEST_CASE("icl patch check --weights: a disagreeing --block, --norm or --mlp is named") {
+  const std::string dir = icl_test::scratch("cli_patch_scratch_weights_blocks");
+  const auto tr = run_icl("patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 --layers 2 "
+                          "--block postln --norm rmsnorm --mlp swiglu --width 8 --heads 2 --mlp-hidden 8 "
+                          "--quiet --save " + dir + "/wp.txt",
+                          dir);
+  REQUIRE(tr.code == 0);
+  for (const char* flag : {"--block preln", "--norm layernorm", "--mlp geglu"}) {
+    CAPTURE(flag);
+    const auto r = run_icl("patch check --weights " + dir + "/wp.txt --context 4 " + flag, dir);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(std::string(flag).substr(2, std::string(flag).find(' ') - 2)) != std::string::npos);
+  }
+  const auto ok = run_icl("patch check --weights " + dir + "/wp.txt --context 4 --block postln "
+                          "--norm rmsnorm --mlp swiglu --json", dir);
+  CHECK(ok.code == 0);
 }

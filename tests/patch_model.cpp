@@ -142,49 +142,7 @@ TEST_CASE("backpropagation matches central finite differences (rel err < 1e-6)")
   cases.back().c.act = Activation::Relu;
   for (auto& cs : cases) {
     CAPTURE(cs.name);
-    auto w = init_weights(cs.c, {.seed = 21, .bias_std = 0.3});
-    const M tokens = random_mat(3, 6, 77);
-    const M R = random_mat(3, 6, 78);  // loss = sum(R .* out)
-    auto loss = [&](const Weights<double>& ww) { return (forward(ww, tokens).array() * R.array()).sum(); };
-    ForwardCache<double> cache;
-    forward(w, tokens, &cache);
-    Weights<double> g = zeros_like(w);
-    const M dtok = backward(w, cache, R, g);
-    auto pw = parameters(w);
-    auto pg = parameters(g);
-    const double eps = 1e-6;
-    for (std::size_t k = 0; k < pw.size(); ++k) {
-      M& m = *pw[k].second;
-      M fd(m.rows(), m.cols());
-      for (Eigen::Index i = 0; i < m.size(); ++i) {
-        const double old = m.data()[i];
-        m.data()[i] = old + eps;
-        const double lp = loss(w);
-        m.data()[i] = old - eps;
-        const double lm = loss(w);
-        m.data()[i] = old;
-        fd.data()[i] = (lp - lm) / (2 * eps);
-      }
-      const M& an = *pg[k].second;
-      const double rel = (an - fd).norm() / std::max({an.norm(), fd.norm(), 1e-300});
-      CAPTURE(pw[k].first);
-      // Exactly-zero gradients (e.g. the softmax key bias: adding a constant to every score of
-      // a query changes nothing) are compared in absolute terms.
-      if (an.norm() < 1e-9 && fd.norm() < 1e-8) continue;
-      CHECK(rel < 1e-6);
-    }
-    // gradient with respect to the tokens
-    M t2 = tokens, fdt(tokens.rows(), tokens.cols());
-    for (Eigen::Index i = 0; i < t2.size(); ++i) {
-      const double old = t2.data()[i];
-      t2.data()[i] = old + eps;
-      const double lp = (forward(w, t2).array() * R.array()).sum();
-      t2.data()[i] = old - eps;
-      const double lm = (forward(w, t2).array() * R.array()).sum();
-      t2.data()[i] = old;
-      fdt.data()[i] = (lp - lm) / (2 * eps);
-    }
-    CHECK((dtok - fdt).norm() / fdt.norm() < 1e-6);
+    icl_test::check_gradients(cs.c, 21);
   }
 }
 

@@ -141,7 +141,9 @@ TEST_CASE("safetensors weights: the configuration metadata is required, parsed a
   CHECK(edited("icl.heads", "eight").find("icl.heads") != std::string::npos);
   CHECK(edited("icl.kind", "lstm").find("icl.kind") != std::string::npos);
   CHECK(edited("icl.layernorm", "true").find("icl.layernorm") != std::string::npos);  // LN needs residual
-  CHECK(edited("icl.norm", "rmsnorm").find("icl.norm") != std::string::npos);         // unknown key
+  CHECK(edited("icl.dropout", "0.1").find("icl.dropout") != std::string::npos);      // unknown key
+  CHECK(edited("icl.norm", "batchnorm").find("icl.norm") != std::string::npos);      // bad value
+  CHECK(edited("icl.norm", nullptr) == "(none thrown)");                              // default: layernorm
   CHECK(edited("format", "pt") == "(none thrown)");                                   // not ours: ignored
   CHECK(edited("icl.causal", nullptr) == "(none thrown)");                             // default: true
   CHECK(config_from_metadata([&] { auto m = md; m.erase("icl.causal"); return m; }()).causal);

@@ -1,5 +1,9 @@
-// Shared by the patch tests: seeded random matrices.
+// Shared by the patch tests: seeded random matrices; backpropagation against central finite
+// differences.
 #pragma once
+#include <doctest/doctest.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <random>
 
@@ -14,6 +18,60 @@ inline icl::verify::patch::Mat<double> random_mat(int r, int c, std::uint64_t se
   for (int j = 0; j < c; ++j)
     for (int i = 0; i < r; ++i) m(i, j) = nd(rng);
   return m;
+}
+
+// The hand-written backward() of a random model of `config` (biases N(0, 0.3^2), 6 tokens)
+// against central finite differences of loss = sum(R .* out), R random: every parameter and
+// the tokens, relative error below 1e-6. (A central difference with step 1e-6 has truncation
+// error O(1e-12) and rounding error O(1e-10) relative to O(1) derivatives: 1e-6 is far above
+// both and far below any real mistake.)
+inline void check_gradients(const icl::verify::patch::ModelConfig& config, std::uint64_t seed) {
+  using namespace icl::verify::patch;
+  using M = Mat<double>;
+  auto w = init_weights(config, {.seed = seed, .bias_std = 0.3});
+  const int T = config.token_dim;
+  const M tokens = random_mat(T, 6, 77);
+  const M R = random_mat(T, 6, 78);  // loss = sum(R .* out)
+  auto loss = [&](const Weights<double>& ww) { return (forward(ww, tokens).array() * R.array()).sum(); };
+  ForwardCache<double> cache;
+  forward(w, tokens, &cache);
+  Weights<double> g = zeros_like(w);
+  const M dtok = backward(w, cache, R, g);
+  auto pw = parameters(w);
+  auto pg = parameters(g);
+  const double eps = 1e-6;
+  for (std::size_t k = 0; k < pw.size(); ++k) {
+    M& m = *pw[k].second;
+    M fd(m.rows(), m.cols());
+    for (Eigen::Index i = 0; i < m.size(); ++i) {
+      const double old = m.data()[i];
+      m.data()[i] = old + eps;
+      const double lp = loss(w);
+      m.data()[i] = old - eps;
+      const double lm = loss(w);
+      m.data()[i] = old;
+      fd.data()[i] = (lp - lm) / (2 * eps);
+    }
+    const M& an = *pg[k].second;
+    const double rel = (an - fd).norm() / std::max({an.norm(), fd.norm(), 1e-300});
+    CAPTURE(pw[k].first);
+    // Exactly-zero gradients (e.g. the softmax key bias: adding a constant to every score of
+    // a query changes nothing) are compared in absolute terms.
+    if (an.norm() < 1e-9 && fd.norm() < 1e-8) continue;
+    CHECK(rel < 1e-6);
+  }
+  // gradient with respect to the tokens
+  M t2 = tokens, fdt(tokens.rows(), tokens.cols());
+  for (Eigen::Index i = 0; i < t2.size(); ++i) {
+    const double old = t2.data()[i];
+    t2.data()[i] = old + eps;
+    const double lp = (forward(w, t2).array() * R.array()).sum();
+    t2.data()[i] = old - eps;
+    const double lm = (forward(w, t2).array() * R.array()).sum();
+    t2.data()[i] = old;
+    fdt.data()[i] = (lp - lm) / (2 * eps);
+  }
+  CHECK((dtok - fdt).norm() / fdt.norm() < 1e-6);
 }
 
 }  // namespace icl_test

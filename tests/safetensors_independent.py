@@ -157,7 +157,10 @@ def read_text_weights(path):
     """The icl-patch-weights text format: {safetensors name: array in the tensor's shape}."""
     tok = open(path).read().split()
     assert tok[0] == "icl-patch-weights" and tok[1] == "1" and tok[2] == "config"
-    i, out = 3 + 14, {}
+    # 14 configuration fields, or 17 since the block kinds of docs/patch.md §16 (gated, norm,
+    # layout: the 16th is the norm's name)
+    n = 17 if len(tok) > 3 + 15 and tok[3 + 15] in ("layernorm", "rmsnorm") else 14
+    i, out = 3 + n, {}
     while i < len(tok):
         name, r, c = tok[i], int(tok[i + 1]), int(tok[i + 2])
         vals = np.array([float(v) for v in tok[i + 3:i + 3 + r * c]])
@@ -348,8 +351,8 @@ def bad_files(icl, work):
     expect_2(header_edit(no_heads), "icl.heads", "missing metadata key")
 
     def new_key(h):
-        h["__metadata__"]["icl.norm"] = "rmsnorm"
-    expect_2(header_edit(new_key), "icl.norm", "unknown metadata key")
+        h["__metadata__"]["icl.dropout"] = "0.1"
+    expect_2(header_edit(new_key), "icl.dropout", "unknown metadata key")
     nan = dict(model)
     nan[q] = model[q].copy()
     nan[q][1, 1] = np.nan

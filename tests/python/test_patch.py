@@ -63,6 +63,23 @@ class PatchCheckTest(unittest.TestCase):
             r = icl.patch_check(kind=kind, context=8, prompts=2)
             self.assertLess(r["max_rel_diff"], 1e-9, kind)
 
+    def test_modern_blocks_are_exact_through_ten_layers(self):
+        # docs/patch.md §16: RMSNorm, gated MLPs, post-norm and parallel blocks.
+        for block, norm, mlp in [("preln", "rmsnorm", "swiglu"), ("postln", "rmsnorm", "geglu"),
+                                 ("parallel", "layernorm", "swiglu")]:
+            r = icl.patch_check(layers=10, width=8, mlp_hidden=16, context=8, prompts=2,
+                                block=block, norm=norm, mlp=mlp, controls=True)
+            self.assertLess(r["max_rel_diff"], 1e-12, (block, norm, mlp))
+            self.assertEqual(r["config"]["block"], block)
+            self.assertEqual(r["ranks"]["W1"], 1)
+            self.assertIn("gate_only", r["negative_controls"])
+        with self.assertRaises(icl.InvalidParams) as cm:
+            icl.patch_check(block="postln", norm="none")
+        self.assertEqual(cm.exception.field, "norm")
+        with self.assertRaises(icl.InvalidParams) as cm:
+            icl.patch_check(mlp="mish")
+        self.assertEqual(cm.exception.field, "mlp")
+
     def test_bad_arguments(self):
         with self.assertRaises(ValueError):
             icl.patch_check(kind="lstm")

@@ -20,7 +20,8 @@ void merge_layers(std::vector<Diff>& acc, const std::vector<Diff>& d) {
 }
 
 // The model of the negative controls when the given one cannot show them (docs/patch.md §8):
-// Pre-LN residual, width 32 with an embedding, at least 4 blocks.
+// Pre-LN residual (post-norm or parallel when the given blocks are), width 32 with an
+// embedding, at least 4 blocks.
 ModelConfig control_config(ModelConfig c) {
   c.residual = true;
   c.layernorm = true;
@@ -39,6 +40,10 @@ void accumulate(const StackCheck<S>& s, CheckResult& r) {
   for (const auto& ri : s.ranks) {
     r.rank = std::max(r.rank, ri.rank);
     r.sigma2_over_sigma1 = std::max(r.sigma2_over_sigma1, ri.sigma2_over_sigma1);
+  }
+  for (const auto& ri : s.ranks_gate) {
+    r.rank_gate = std::max(r.rank_gate, ri.rank);
+    r.sigma2_over_sigma1_gate = std::max(r.sigma2_over_sigma1_gate, ri.sigma2_over_sigma1);
   }
   merge_layers(r.per_layer_max, s.per_layer);
 }
@@ -85,12 +90,18 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
   Weights<double> control;
   if (o.controls && (!first_on_given || !weight_on_given))
     control = init_weights(cc, {.seed = numerics::derive_seed(o.seed, "control-model")});
+  const BlockKind ck = block_kind(cc);
   const std::string control_name =
-      "control (Pre-LN, 32 wide, " + std::to_string(cc.layers) + " layers)";
+      "control (" +
+      std::string(ck == BlockKind::PostNorm ? "post-norm" : ck == BlockKind::Parallel ? "parallel" : "Pre-LN") +
+      ", 32 wide, " + std::to_string(cc.layers) + " layers)";
   r.first_block_only.given_model = first_on_given;
   r.first_block_only.model = first_on_given ? "given" : control_name;
   r.weight_only.given_model = weight_on_given;
   r.weight_only.model = weight_on_given ? "given" : control_name;
+  r.has_norm_scale = o.controls && c.layout == BlockLayout::PostNorm;
+  r.has_gate_only = o.controls && c.gated;
+  r.gate_only.model = "given";
   const Weights<float> w32 = cast_weights<float>(w);
   double seconds = 0;
   for (std::size_t k = 0; k < prompts.size(); ++k) {
@@ -116,7 +127,16 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
       r.first_block_only.diff.merge(first.diff);
       merge_layers(r.per_layer_first_only_max, first.per_layer);
       r.bias_only.merge(stack_check(w, tok, pos, PatchMode::BiasOnly).diff);
-      r.bias_free.merge(stack_check(w, tok, pos, PatchMode::BiasFree).diff);
+      const auto bf = stack_check(w, tok, pos, PatchMode::BiasFree);
+      r.bias_free.merge(bf.diff);
+      for (const auto& ri : bf.ranks_last) r.rank_last = std::max(r.rank_last, ri.rank);
+      if (r.has_norm_scale) {
+        const auto ns = stack_check(w, tok, pos, PatchMode::NormScale);
+        r.norm_scale.merge(ns.diff);
+        r.degenerate_anchors += ns.degenerate;
+      }
+      if (r.has_gate_only)
+        r.gate_only.diff.merge(stack_check(w, tok, pos, PatchMode::GateOnly).diff);
       if (r.has_chunk) {
         const auto ch = chunk_check(w, tok, o.chunk_begin, o.chunk_end, PatchMode::Full);
         r.chunk.merge(ch.diff);
@@ -131,7 +151,8 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
   }
   r.seconds_per_check = seconds / o.prompts;
   r.pass = r.diff.max_rel <= o.tol && r.degenerate_anchors == 0 && r.bias_only.max_rel <= o.tol &&
-           r.bias_free.max_rel <= o.tol && r.chunk.max_rel <= o.tol;
+           r.bias_free.max_rel <= o.tol && r.chunk.max_rel <= o.tol &&
+           r.norm_scale.max_rel <= o.tol;
   r.status = r.pass ? numerics::Status::Converged : numerics::Status::CheckFailed;
   if (r.pass) {
     r.message = "identity holds: max_rel_diff " + short_number(r.diff.max_rel) + " <= tol " + short_number(o.tol);
@@ -139,7 +160,9 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
     r.message = "patch identity failed: max_rel_diff " + short_number(r.diff.max_rel);
     if (o.controls)
       r.message += ", bias-only " + short_number(r.bias_only.max_rel) + ", bias-free " +
-                   short_number(r.bias_free.max_rel) + (r.has_chunk ? ", chunk " + short_number(r.chunk.max_rel) : "");
+                   short_number(r.bias_free.max_rel) +
+                   (r.has_norm_scale ? ", norm-scale " + short_number(r.norm_scale.max_rel) : "") +
+                   (r.has_chunk ? ", chunk " + short_number(r.chunk.max_rel) : "");
     r.message += " (tol " + short_number(o.tol) + "), degenerate anchors " +
                  std::to_string(r.degenerate_anchors);
   }

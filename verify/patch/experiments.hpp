@@ -46,8 +46,9 @@ struct CheckOptions {
   PatchMode mode = PatchMode::Full;     // the patch of the main identity
   Precision precision = Precision::Double;
   int patch_layers = -1;   // leading blocks patched (-1: all), >= -1
-  // Also run the variants (bias-only, bias-free, chunk), the float32 pass and the negative
-  // controls (weight-only with a residual stream, first block only). When the model cannot
+  // Also run the variants (bias-only, bias-free, chunk; norm-scale for post-norm blocks), the
+  // float32 pass and the negative controls (weight-only with a residual stream, first block
+  // only; gate-only for gated MLPs). When the model cannot
   // show a control (plain blocks, one block), it runs on a control model: Pre-LN, width 32 with
   // an embedding, max(layers, 4) blocks, seeded by the "control-model" stream.
   bool controls = true;
@@ -70,11 +71,18 @@ struct CheckResult {
   Diff diff;                           // main identity, max over prompts
   int rank = 0;                        // largest numerical rank of a dW1
   double sigma2_over_sigma1 = 0;       // largest sigma2/sigma1 of a dW1
+  int rank_gate = -1;                  // largest rank of a dWg (gated MLPs; -1: not gated)
+  double sigma2_over_sigma1_gate = 0;
+  int rank_last = -1;                  // largest rank of a dWL of the bias-free variant (-1: none)
   int degenerate_anchors = 0;
   std::vector<Diff> per_layer;         // first prompt
   double seconds_per_check = 0;
   bool controls = false;               // the fields below were computed
   Diff float32, bias_only, bias_free;
+  bool has_norm_scale = false;         // post-norm blocks: the norm-scale variant (docs/patch.md §16)
+  Diff norm_scale;
+  bool has_gate_only = false;          // gated MLPs: the gate-only negative control
+  NegativeControl gate_only;
   bool has_chunk = false;
   int chunk_begin = 0, chunk_end = 0, chunk_rank = 0;
   Diff chunk;
@@ -83,7 +91,8 @@ struct CheckResult {
   // controls (the controls' size is the control model's depth when they ran on it).
   std::vector<Diff> per_layer_max, per_layer_float32_max, per_layer_first_only_max,
       per_layer_weight_only_max;
-  bool pass = false;                   // main, variants and chunk within tol, no degenerate anchor
+  bool pass = false;                   // main, variants (norm-scale too) and chunk within tol, no
+                                       // degenerate anchor
 };
 // Progress: (prompt, prompts, "prompt"), and training steps first when training.steps > 0.
 CheckResult run_check(const CheckOptions& options, const numerics::Progress& progress = {});

@@ -20,7 +20,33 @@ std::string to_string(LayerKind k) {
   }
   return "?";
 }
-std::string to_string(Activation a) { return a == Activation::Gelu ? "gelu" : "relu"; }
+std::string to_string(Activation a) {
+  switch (a) {
+    case Activation::Gelu: return "gelu";
+    case Activation::Relu: return "relu";
+    case Activation::Silu: return "silu";
+  }
+  return "?";
+}
+std::string to_string(Norm n) { return n == Norm::LayerNorm ? "layernorm" : "rmsnorm"; }
+std::string to_string(BlockLayout l) {
+  switch (l) {
+    case BlockLayout::Sequential: return "sequential";
+    case BlockLayout::PostNorm: return "postnorm";
+    case BlockLayout::Parallel: return "parallel";
+  }
+  return "?";
+}
+std::string to_string(BlockKind b) {
+  switch (b) {
+    case BlockKind::Plain: return "plain";
+    case BlockKind::Residual: return "residual";
+    case BlockKind::PreNorm: return "preln";
+    case BlockKind::PostNorm: return "postln";
+    case BlockKind::Parallel: return "parallel";
+  }
+  return "?";
+}
 LayerKind layer_kind_from_string(const std::string& s) {
   if (s == "softmax") return LayerKind::Softmax;
   if (s == "linear") return LayerKind::Linear;
@@ -30,7 +56,61 @@ LayerKind layer_kind_from_string(const std::string& s) {
 Activation activation_from_string(const std::string& s) {
   if (s == "gelu") return Activation::Gelu;
   if (s == "relu") return Activation::Relu;
-  throw InvalidParams("act", "must be gelu or relu, got '" + s + "'");
+  if (s == "silu") return Activation::Silu;
+  throw InvalidParams("act", "must be gelu, relu or silu, got '" + s + "'");
+}
+Norm norm_from_string(const std::string& s) {
+  if (s == "layernorm") return Norm::LayerNorm;
+  if (s == "rmsnorm") return Norm::RmsNorm;
+  throw InvalidParams("norm", "must be layernorm or rmsnorm, got '" + s + "'");
+}
+BlockLayout layout_from_string(const std::string& s) {
+  if (s == "sequential") return BlockLayout::Sequential;
+  if (s == "postnorm") return BlockLayout::PostNorm;
+  if (s == "parallel") return BlockLayout::Parallel;
+  throw InvalidParams("layout", "must be sequential, postnorm or parallel, got '" + s + "'");
+}
+BlockKind block_kind_from_string(const std::string& s) {
+  for (BlockKind b : {BlockKind::Plain, BlockKind::Residual, BlockKind::PreNorm,
+                      BlockKind::PostNorm, BlockKind::Parallel})
+    if (s == to_string(b)) return b;
+  throw InvalidParams("block", "must be plain, residual, preln, postln or parallel, got '" + s + "'");
+}
+
+BlockKind block_kind(const ModelConfig& c) {
+  if (!c.residual) return BlockKind::Plain;
+  if (c.layout == BlockLayout::Parallel) return BlockKind::Parallel;
+  if (c.layout == BlockLayout::PostNorm) return BlockKind::PostNorm;
+  return c.layernorm ? BlockKind::PreNorm : BlockKind::Residual;
+}
+
+void set_block(ModelConfig& c, BlockKind b, bool normalized) {
+  const bool needs = b == BlockKind::PreNorm || b == BlockKind::PostNorm;
+  const bool none = b == BlockKind::Plain || b == BlockKind::Residual;
+  if (needs && !normalized) throw InvalidParams("norm", to_string(b) + " blocks need a norm (layernorm or rmsnorm)");
+  if (none && normalized) throw InvalidParams("norm", to_string(b) + " blocks have no norm (use --norm none)");
+  c.residual = b != BlockKind::Plain;
+  c.layernorm = normalized;
+  c.layout = b == BlockKind::PostNorm ? BlockLayout::PostNorm
+             : b == BlockKind::Parallel ? BlockLayout::Parallel
+                                         : BlockLayout::Sequential;
+}
+
+std::string mlp_name(const ModelConfig& c) {
+  if (!c.gated) return to_string(c.act);
+  return c.act == Activation::Silu ? "swiglu" : c.act == Activation::Gelu ? "geglu" : "reglu";
+}
+
+void set_mlp(ModelConfig& c, const std::string& name) {
+  if (name == "swiglu" || name == "geglu") {
+    c.gated = true;
+    c.act = name == "swiglu" ? Activation::Silu : Activation::Gelu;
+    return;
+  }
+  if (name != "gelu" && name != "relu" && name != "silu")
+    throw InvalidParams("mlp", "must be gelu, relu, swiglu or geglu (or a hidden width), got '" + name + "'");
+  c.gated = false;
+  c.act = activation_from_string(name);
 }
 
 void ModelConfig::validate() const {
@@ -46,6 +126,12 @@ void ModelConfig::validate() const {
   if (mlp_hidden < 1) fail("mlp_hidden", "must be >= 1");
   if (mlp_depth < 1) fail("mlp_depth", "must be >= 1");
   if (layernorm && !residual) fail("layernorm", "requires residual (Pre-LN blocks, docs/patch.md §6)");
+  if (layout == BlockLayout::PostNorm && !layernorm)
+    fail("layout", "post-norm blocks need a norm (docs/patch.md §16)");
+  if (layout != BlockLayout::Sequential && !residual)
+    fail("layout", to_string(layout) + " blocks are residual (docs/patch.md §16)");
+  if (gated && mlp_depth < 2)
+    fail("mlp_depth", "a gated MLP needs depth >= 2 (gated hidden layer, then the down matrix)");
   if (!(ln_eps > 0)) fail("ln_eps", "must be > 0");
 }
 
@@ -61,6 +147,7 @@ std::vector<std::pair<std::string, Mat<S>*>> parameters(BlockWeights<S>& w) {
   add("Wv", w.Wv); add("bv", w.bv); add("Wo", w.Wo); add("bo", w.bo);
   add("Wh", w.Wh); add("Wx", w.Wx); add("brnn", w.brnn);
   add("g1", w.g1); add("be1", w.be1); add("g2", w.g2); add("be2", w.be2);
+  add("Wg", w.Wg); add("bg", w.bg);
   for (std::size_t i = 0; i < w.W.size(); ++i) {
     std::string wn = "W", bn = "b";  // (appending avoids a GCC 12 -Wrestrict false positive)
     wn.append(std::to_string(i + 1));
@@ -110,8 +197,15 @@ Weights<S> zeros(const ModelConfig& c) {
       b.Wo = Mat<S>::Zero(D, I); b.bo = Mat<S>::Zero(D, 1);
     }
     if (c.layernorm) {
-      b.g1 = Mat<S>::Zero(D, 1); b.be1 = Mat<S>::Zero(D, 1);
-      b.g2 = Mat<S>::Zero(D, 1); b.be2 = Mat<S>::Zero(D, 1);
+      const bool shift = c.norm == Norm::LayerNorm, second = c.layout != BlockLayout::Parallel;
+      b.g1 = Mat<S>::Zero(D, 1);
+      if (shift) b.be1 = Mat<S>::Zero(D, 1);
+      if (second) b.g2 = Mat<S>::Zero(D, 1);
+      if (shift && second) b.be2 = Mat<S>::Zero(D, 1);
+    }
+    if (c.gated) {
+      b.Wg = Mat<S>::Zero(c.mlp_hidden, D);
+      b.bg = Mat<S>::Zero(c.mlp_hidden, 1);
     }
     int in = D;
     for (int i = 0; i < c.mlp_depth; ++i) {
@@ -173,6 +267,7 @@ BlockWeights<T> cast_block(const BlockWeights<S>& w) {
   r.Wh = w.Wh.template cast<T>(); r.Wx = w.Wx.template cast<T>(); r.brnn = w.brnn.template cast<T>();
   r.g1 = w.g1.template cast<T>(); r.be1 = w.be1.template cast<T>();
   r.g2 = w.g2.template cast<T>(); r.be2 = w.be2.template cast<T>();
+  r.Wg = w.Wg.template cast<T>(); r.bg = w.bg.template cast<T>();
   for (auto& m : w.W) r.W.push_back(m.template cast<T>());
   for (auto& m : w.b) r.b.push_back(m.template cast<T>());
   return r;
@@ -192,60 +287,127 @@ Weights<T> cast_weights(const Weights<S>& w) {
 
 namespace {
 
+constexpr double kSqrt1_2 = 0.70710678118654752440;   // 1 / sqrt(2)
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+
+// f(x) elementwise. GELU x Phi(x) (exact erf form), ReLU, SiLU x sigma(x). Whole-matrix array
+// expressions (Eigen vectorizes exp; erf is scalar).
 template <class S>
-S gelu(S x) {  // x Phi(x)
-  return x * S(0.5) * (S(1) + std::erf(x / std::sqrt(S(2))));
+Mat<S> activate(Activation act, const Mat<S>& x) {
+  switch (act) {
+    case Activation::Gelu:
+      return (x.array() * (S(0.5) + S(0.5) * (x.array() * S(kSqrt1_2)).unaryExpr(
+                                                 [](S v) { return std::erf(v); })))
+          .matrix();
+    case Activation::Relu: return x.cwiseMax(S(0));
+    case Activation::Silu: return (x.array() / (S(1) + (-x.array()).exp())).matrix();
+  }
+  return x;
 }
+// f'(x) elementwise: GELU Phi(x) + x phi(x); ReLU 1[x > 0]; SiLU sigma(x) (1 + x (1 - sigma(x))).
 template <class S>
-S gelu_grad(S x) {  // Phi(x) + x phi(x)
-  const S phi = std::exp(-x * x / S(2)) / std::sqrt(S(2) * S(3.14159265358979323846));
-  return S(0.5) * (S(1) + std::erf(x / std::sqrt(S(2)))) + x * phi;
+Mat<S> activate_grad(Activation act, const Mat<S>& x) {
+  switch (act) {
+    case Activation::Gelu: {
+      const auto phi = (x.array().square() * S(-0.5)).exp() * S(kInvSqrt2Pi);
+      return (S(0.5) + S(0.5) * (x.array() * S(kSqrt1_2)).unaryExpr([](S v) { return std::erf(v); }) +
+              x.array() * phi)
+          .matrix();
+    }
+    case Activation::Relu: return (x.array() > S(0)).template cast<S>().matrix();
+    case Activation::Silu: {
+      const auto sig = (S(1) / (S(1) + (-x.array()).exp())).eval();
+      return (sig * (S(1) + x.array() * (S(1) - sig))).matrix();
+    }
+  }
+  return x;
+}
+
+// W x + b for every column of x. With a small inner dimension (the token width 3 of the paper's
+// plain model) a coefficient-wise product beats the packed GEMM, whose packing dominates.
+template <class S>
+Mat<S> affine(const Mat<S>& W, const Mat<S>& x, const Mat<S>& b) {
+  constexpr Eigen::Index kSmallInner = 8;
+  Mat<S> y(W.rows(), x.cols());
+  if (W.cols() <= kSmallInner) y.noalias() = W.lazyProduct(x);
+  else y.noalias() = W * x;
+  y.colwise() += b.col(0);
+  return y;
 }
 
 // Number of keys query j attends to.
 inline int allowed_keys(bool causal, int j, int n) { return causal ? j + 1 : n; }
+
+// LayerNorm (centre = true) or RMSNorm (centre = false) of each column, before the gain:
+// xhat = (z - centre * mean(z)) * rstd, rstd = 1 / sqrt(mean((z - centre * mean)^2) + eps).
+template <class S>
+Mat<S> normalize_columns(const Mat<S>& z, bool centre, double eps, Vec<S>& rstd) {
+  const S D = S(z.rows());
+  Mat<S> xhat = z;
+  if (centre) xhat.rowwise() -= z.colwise().mean();
+  rstd = ((xhat.colwise().squaredNorm().array() / D + S(eps)).rsqrt()).transpose();
+  xhat.array().rowwise() *= rstd.array().transpose();
+  return xhat;
+}
+
+template <class S>
+Mat<S> scale_shift(const Mat<S>& xhat, const Mat<S>& g, const Mat<S>& beta) {
+  Mat<S> y = (xhat.array().colwise() * g.col(0).array()).matrix();
+  if (beta.size() > 0) y.colwise() += beta.col(0);
+  return y;
+}
 
 }  // namespace
 
 template <class S>
 Mat<S> layernorm_forward(const Mat<S>& z, const Mat<S>& g, const Mat<S>& beta, double eps,
                          LayerNormCache<S>* cache) {
-  const Eigen::Index D = z.rows(), n = z.cols();
-  Mat<S> xhat(D, n);
-  Vec<S> rstd(n);
-  for (Eigen::Index j = 0; j < n; ++j) {
-    const S mu = z.col(j).mean();
-    const auto c = (z.col(j).array() - mu).matrix();
-    const S var = c.squaredNorm() / S(D);
-    rstd(j) = S(1) / std::sqrt(var + S(eps));
-    xhat.col(j) = c * rstd(j);
-  }
-  Mat<S> y = (xhat.array().colwise() * g.col(0).array()).matrix();
-  y.colwise() += beta.col(0);
+  Vec<S> rstd;
+  Mat<S> xhat = normalize_columns(z, true, eps, rstd);
+  Mat<S> y = scale_shift(xhat, g, beta);
   if (cache) {
-    cache->xhat = xhat;
-    cache->rstd = rstd;
+    cache->xhat = std::move(xhat);
+    cache->rstd = std::move(rstd);
+  }
+  return y;
+}
+
+template <class S>
+Mat<S> rmsnorm_forward(const Mat<S>& z, const Mat<S>& g, double eps, LayerNormCache<S>* cache) {
+  Vec<S> rstd;
+  Mat<S> xhat = normalize_columns(z, false, eps, rstd);
+  Mat<S> y = scale_shift(xhat, g, Mat<S>());
+  if (cache) {
+    cache->xhat = std::move(xhat);
+    cache->rstd = std::move(rstd);
   }
   return y;
 }
 
 namespace {
 
-// dLN: given dy, adds into dg, dbeta and returns dz.
-//   dxhat = dy * g;  dz = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+// The block's normalization (c.norm) with gain g and shift beta (LayerNorm only).
 template <class S>
-Mat<S> layernorm_backward(const Mat<S>& g, const LayerNormCache<S>& c, const Mat<S>& dy,
-                          Mat<S>& dg, Mat<S>& dbeta) {
-  const Eigen::Index D = dy.rows(), n = dy.cols();
-  dg.col(0) += (dy.array() * c.xhat.array()).rowwise().sum().matrix();
-  dbeta.col(0) += dy.rowwise().sum();
-  Mat<S> dz(D, n);
-  for (Eigen::Index j = 0; j < n; ++j) {
-    Vec<S> dx = (dy.col(j).array() * g.col(0).array()).matrix();
-    const S m1 = dx.mean();
-    const S m2 = dx.dot(c.xhat.col(j)) / S(D);
-    dz.col(j) = c.rstd(j) * (dx.array() - m1 - c.xhat.col(j).array() * m2).matrix();
-  }
+Mat<S> norm_forward(const ModelConfig& c, const Mat<S>& z, const Mat<S>& g, const Mat<S>& beta,
+                    LayerNormCache<S>* cache) {
+  return c.norm == Norm::LayerNorm ? layernorm_forward(z, g, beta, c.ln_eps, cache)
+                                   : rmsnorm_forward(z, g, c.ln_eps, cache);
+}
+
+// dNorm: given dy, adds into dg (and dbeta for LayerNorm) and returns dz.
+//   dxhat = dy * g;  LayerNorm: dz = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+//                    RMSNorm:   dz = rstd * (dxhat - xhat * mean(dxhat * xhat))
+template <class S>
+Mat<S> norm_backward(const ModelConfig& c, const Mat<S>& g, const LayerNormCache<S>& k,
+                     const Mat<S>& dy, Mat<S>& dg, Mat<S>& dbeta) {
+  const S D = S(dy.rows());
+  dg.col(0) += (dy.array() * k.xhat.array()).rowwise().sum().matrix();
+  if (c.norm == Norm::LayerNorm) dbeta.col(0) += dy.rowwise().sum();
+  Mat<S> dx = (dy.array().colwise() * g.col(0).array()).matrix();
+  const auto m2 = ((dx.array() * k.xhat.array()).colwise().sum() / D).eval();
+  Mat<S> dz = dx - (k.xhat.array().rowwise() * m2).matrix();
+  if (c.norm == Norm::LayerNorm) dz.rowwise() -= dx.colwise().mean();
+  dz.array().rowwise() *= k.rstd.array().transpose();
   return dz;
 }
 
@@ -268,27 +430,40 @@ Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const 
   }
   const int dk = c.head_dim;
   const S scale = S(1) / std::sqrt(S(dk));
-  Mat<S> Q = w.Wq * z; Q.colwise() += w.bq.col(0);
-  Mat<S> K = w.Wk * z; K.colwise() += w.bk.col(0);
-  Mat<S> V = w.Wv * z; V.colwise() += w.bv.col(0);
+  Mat<S> Q = affine(w.Wq, z, w.bq);
+  Mat<S> K = affine(w.Wk, z, w.bk);
+  Mat<S> V = affine(w.Wv, z, w.bv);
   Mat<S> O(Q.rows(), n);
   std::vector<Mat<S>> Ps;
+  // Allowed keys per query: the causal mask keeps keys i <= j (the upper triangle of the
+  // keys x queries matrix); linear attention divides by their number.
+  Eigen::Array<S, 1, Eigen::Dynamic> count(n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    count(j) = S(allowed_keys(c.causal, static_cast<int>(j), static_cast<int>(n)));
+  Mat<S> scratch;
+  if (cache) Ps.resize(static_cast<std::size_t>(c.heads));
   for (int h = 0; h < c.heads; ++h) {
+    Mat<S>& P = cache ? Ps[static_cast<std::size_t>(h)] : scratch;
     // S_h = K_h^T Q_h / sqrt(d_k): rows are keys, columns queries
-    Mat<S> P = (K.middleRows(h * dk, dk).transpose() * Q.middleRows(h * dk, dk)) * scale;
-    for (Eigen::Index j = 0; j < n; ++j) {
-      const int m = allowed_keys(c.causal, static_cast<int>(j), static_cast<int>(n));
-      if (c.kind == LayerKind::Softmax) {
-        const S mx = P.col(j).head(m).maxCoeff();
-        P.col(j).head(m) = (P.col(j).head(m).array() - mx).exp().matrix();
-        P.col(j).head(m) /= P.col(j).head(m).sum();
-      } else {
-        P.col(j).head(m) /= S(m);
+    P.noalias() = K.middleRows(h * dk, dk).transpose() * Q.middleRows(h * dk, dk);
+    P *= scale;
+    if (c.kind == LayerKind::Softmax) {
+      // Column by column over the allowed keys only (half the exps with the causal mask), in
+      // place on contiguous column segments (no temporaries). std::exp: on SSE2 Eigen's packet
+      // exp for double is no faster (measured), and std::exp keeps the values of earlier versions.
+      for (Eigen::Index j = 0; j < n; ++j) {
+        const Eigen::Index m = static_cast<Eigen::Index>(count(j));
+        auto col = P.col(j).head(m).array();
+        col -= col.maxCoeff();
+        col = col.unaryExpr([](S v) { return std::exp(v); });
+        col /= col.sum();
+        P.col(j).tail(n - m).setZero();
       }
-      P.col(j).tail(n - m).setZero();
+    } else {
+      if (c.causal) P.template triangularView<Eigen::StrictlyLower>().setZero();
+      P.array().rowwise() /= count;
     }
-    O.middleRows(h * dk, dk) = V.middleRows(h * dk, dk) * P;
-    if (cache) Ps.push_back(std::move(P));
+    O.middleRows(h * dk, dk).noalias() = V.middleRows(h * dk, dk) * P;
   }
   Mat<S> A = w.Wo * O;
   A.colwise() += w.bo.col(0);
@@ -326,22 +501,22 @@ Mat<S> contextual_backward(const ModelConfig& c, const BlockWeights<S>& w, const
   g.bo.col(0) += dA.rowwise().sum();
   Mat<S> dO = w.Wo.transpose() * dA;
   Mat<S> dQ(k.q.rows(), n), dK(k.k.rows(), n), dV(k.v.rows(), n);
+  Eigen::Array<S, 1, Eigen::Dynamic> count(n);
+  for (Eigen::Index j = 0; j < n; ++j)
+    count(j) = S(allowed_keys(c.causal, static_cast<int>(j), static_cast<int>(n)));
+  Mat<S> dP(n, n), dS(n, n);
   for (int h = 0; h < c.heads; ++h) {
     const Mat<S>& P = k.P[static_cast<std::size_t>(h)];
     auto dOh = dO.middleRows(h * dk, dk);
     dV.middleRows(h * dk, dk).noalias() = dOh * P.transpose();
-    Mat<S> dP = k.v.middleRows(h * dk, dk).transpose() * dOh;  // keys x queries
-    Mat<S> dS(n, n);
-    for (Eigen::Index j = 0; j < n; ++j) {
-      const int m = allowed_keys(c.causal, static_cast<int>(j), static_cast<int>(n));
-      if (c.kind == LayerKind::Softmax) {
-        // softmax Jacobian: dS = P * (dP - <P, dP>)
-        const S s = P.col(j).head(m).dot(dP.col(j).head(m));
-        dS.col(j).head(m) = (P.col(j).head(m).array() * (dP.col(j).head(m).array() - s)).matrix();
-      } else {
-        dS.col(j).head(m) = dP.col(j).head(m) / S(m);
-      }
-      dS.col(j).tail(n - m).setZero();
+    dP.noalias() = k.v.middleRows(h * dk, dk).transpose() * dOh;  // keys x queries
+    if (c.kind == LayerKind::Softmax) {
+      // softmax Jacobian per query: dS = P * (dP - <P, dP>); masked keys have P = 0
+      const auto s = (P.array() * dP.array()).colwise().sum().eval();
+      dS = (P.array() * (dP.array().rowwise() - s)).matrix();
+    } else {
+      dS = (dP.array().rowwise() / count).matrix();
+      if (c.causal) dS.template triangularView<Eigen::StrictlyLower>().setZero();
     }
     dS *= scale;
     dQ.middleRows(h * dk, dk).noalias() = k.k.middleRows(h * dk, dk) * dS;
@@ -365,12 +540,16 @@ Mat<S> mlp_forward(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>&
   if (cache) { cache->mlp_in.clear(); cache->mlp_pre.clear(); }
   const std::size_t L = w.W.size();
   for (std::size_t i = 0; i < L; ++i) {
-    Mat<S> pre = w.W[i] * a;
-    pre.colwise() += w.b[i].col(0);
+    Mat<S> pre = affine(w.W[i], a, w.b[i]);
     if (cache) cache->mlp_in.push_back(a);
-    if (i + 1 < L) {
-      if (c.act == Activation::Gelu) a = pre.unaryExpr([](S x) { return gelu(x); });
-      else a = pre.cwiseMax(S(0));
+    if (i == 0 && c.gated) {
+      // gated hidden layer f(W_g u + b_g) * (W_1 u + b_1) (docs/patch.md §16)
+      Mat<S> gp = affine(w.Wg, a, w.bg);
+      Mat<S> ga = activate(c.act, gp);
+      a = (ga.array() * pre.array()).matrix();
+      if (cache) { cache->gate_pre = std::move(gp); cache->gate_act = std::move(ga); }
+    } else if (i + 1 < L) {
+      a = activate(c.act, pre);
     } else {
       a = pre;
     }
@@ -388,15 +567,21 @@ Mat<S> mlp_backward(const ModelConfig& c, const BlockWeights<S>& w, const BlockC
   const std::size_t L = w.W.size();
   for (std::size_t i = L; i-- > 0;) {
     Mat<S> dpre;
-    if (i + 1 < L) {
-      const Mat<S>& pre = k.mlp_pre[i];
-      if (c.act == Activation::Gelu)
-        dpre = (da.array() * pre.unaryExpr([](S x) { return gelu_grad(x); }).array()).matrix();
-      else
-        dpre = (da.array() * (pre.array() > S(0)).template cast<S>()).matrix();
-    } else {
-      dpre = da;
+    if (i == 0 && c.gated) {
+      // a = f(gp) * up: d up = da * f(gp), d gp = da * up * f'(gp)
+      dpre = (da.array() * k.gate_act.array()).matrix();
+      const Mat<S> dgp =
+          (da.array() * k.mlp_pre[0].array() * activate_grad(c.act, k.gate_pre).array()).matrix();
+      g.Wg.noalias() += dgp * k.mlp_in[0].transpose();
+      g.bg.col(0) += dgp.rowwise().sum();
+      g.W[0].noalias() += dpre * k.mlp_in[0].transpose();
+      g.b[0].col(0) += dpre.rowwise().sum();
+      da = w.W[0].transpose() * dpre;
+      da.noalias() += w.Wg.transpose() * dgp;
+      continue;
     }
+    if (i + 1 < L) dpre = (da.array() * activate_grad(c.act, k.mlp_pre[i]).array()).matrix();
+    else dpre = da;
     g.W[i].noalias() += dpre * k.mlp_in[i].transpose();
     g.b[i].col(0) += dpre.rowwise().sum();
     da = w.W[i].transpose() * dpre;
@@ -410,14 +595,30 @@ template <class S>
 Mat<S> block_forward(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>& z,
                      BlockCache<S>* cache) {
   if (cache) cache->z = z;
-  Mat<S> u1 = c.layernorm ? layernorm_forward(z, w.g1, w.be1, c.ln_eps, cache ? &cache->ln1 : nullptr)
-                          : z;
+  LayerNormCache<S>* ln1 = cache ? &cache->ln1 : nullptr;
+  LayerNormCache<S>* ln2 = cache ? &cache->ln2 : nullptr;
+  const bool pre_norm = c.layernorm && c.layout != BlockLayout::PostNorm;
+  Mat<S> u1 = pre_norm ? norm_forward(c, z, w.g1, w.be1, ln1) : z;   // attention input
   Mat<S> a = contextual_forward(c, w, u1, cache);
-  Mat<S> h = c.residual ? Mat<S>(z + a) : a;                       // H = Z + A
-  Mat<S> u = c.layernorm ? layernorm_forward(h, w.g2, w.be2, c.ln_eps, cache ? &cache->ln2 : nullptr)
-                         : h;                                      // MLP input
-  Mat<S> y = mlp_forward(c, w, u, cache);
-  if (c.residual) y += h;                                          // Y = H + MLP
+  Mat<S> h, u, y;
+  switch (c.layout) {
+    case BlockLayout::Sequential:
+      h = c.residual ? Mat<S>(z + a) : a;                                  // H = Z + A
+      u = c.layernorm ? norm_forward(c, h, w.g2, w.be2, ln2) : h;         // MLP input
+      y = mlp_forward(c, w, u, cache);
+      if (c.residual) y += h;                                              // Y = H + MLP
+      break;
+    case BlockLayout::PostNorm:
+      h = norm_forward(c, Mat<S>(z + a), w.g1, w.be1, ln1);               // H = N1(Z + A)
+      u = h;
+      y = norm_forward(c, Mat<S>(h + mlp_forward(c, w, u, cache)), w.g2, w.be2, ln2);  // N2(H + M)
+      break;
+    case BlockLayout::Parallel:
+      h = z + a;
+      u = u1;                                                              // same input as A
+      y = h + mlp_forward(c, w, u, cache);                                 // Z + A(U) + M(U)
+      break;
+  }
   if (cache) {
     cache->u1 = std::move(u1);
     cache->h = std::move(h);
@@ -433,13 +634,30 @@ namespace {
 template <class S>
 Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& k,
                       const Mat<S>& d_y, BlockWeights<S>& g) {
-  Mat<S> du = mlp_backward(c, w, k, d_y, g);
-  Mat<S> dh = c.layernorm ? layernorm_backward(w.g2, k.ln2, du, g.g2, g.be2) : du;
-  if (c.residual) dh += d_y;
-  Mat<S> du1 = contextual_backward(c, w, k, dh, g);
-  Mat<S> dz = c.layernorm ? layernorm_backward(w.g1, k.ln1, du1, g.g1, g.be1) : du1;
-  if (c.residual) dz += dh;
-  return dz;
+  switch (c.layout) {
+    case BlockLayout::Sequential: {
+      Mat<S> du = mlp_backward(c, w, k, d_y, g);
+      Mat<S> dh = c.layernorm ? norm_backward(c, w.g2, k.ln2, du, g.g2, g.be2) : du;
+      if (c.residual) dh += d_y;
+      Mat<S> du1 = contextual_backward(c, w, k, dh, g);
+      Mat<S> dz = c.layernorm ? norm_backward(c, w.g1, k.ln1, du1, g.g1, g.be1) : du1;
+      if (c.residual) dz += dh;
+      return dz;
+    }
+    case BlockLayout::PostNorm: {
+      const Mat<S> dv = norm_backward(c, w.g2, k.ln2, d_y, g.g2, g.be2);  // v = H + M(H)
+      const Mat<S> dh = dv + mlp_backward(c, w, k, dv, g);
+      const Mat<S> dr = norm_backward(c, w.g1, k.ln1, dh, g.g1, g.be1);  // r = Z + A(Z)
+      return dr + contextual_backward(c, w, k, dr, g);
+    }
+    case BlockLayout::Parallel: {
+      Mat<S> du = mlp_backward(c, w, k, d_y, g);
+      du += contextual_backward(c, w, k, d_y, g);
+      Mat<S> dz = c.layernorm ? norm_backward(c, w.g1, k.ln1, du, g.g1, g.be1) : du;
+      return dz + d_y;
+    }
+  }
+  return d_y;
 }
 
 }  // namespace
@@ -511,7 +729,8 @@ void save_weights(const Weights<double>& w0, std::ostream& os) {
   os << "config " << c.token_dim << ' ' << int(c.embed) << ' ' << c.width << ' ' << c.layers << ' '
      << to_string(c.kind) << ' ' << c.heads << ' ' << c.head_dim << ' ' << int(c.causal) << ' '
      << c.mlp_hidden << ' ' << c.mlp_depth << ' ' << to_string(c.act) << ' ' << int(c.residual)
-     << ' ' << int(c.layernorm) << ' ' << c.ln_eps << '\n';
+     << ' ' << int(c.layernorm) << ' ' << c.ln_eps << ' ' << int(c.gated) << ' '
+     << to_string(c.norm) << ' ' << to_string(c.layout) << '\n';
   for (auto& [name, m] : parameters(w)) {
     os << name << ' ' << m->rows() << ' ' << m->cols() << '\n';
     for (Eigen::Index i = 0; i < m->size(); ++i) os << m->data()[i] << (i + 1 == m->size() ? '\n' : ' ');
@@ -532,9 +751,20 @@ Weights<double> load_weights(std::istream& is) {
         causal >> c.mlp_hidden >> c.mlp_depth >> act >> residual >> ln >> c.ln_eps))
     throw std::runtime_error("weights file: malformed config line");
   c.embed = embed != 0; c.causal = causal != 0; c.residual = residual != 0; c.layernorm = ln != 0;
+  // Optional trailing fields (absent in files written before gated MLPs, RMSNorm and the
+  // post-norm/parallel layouts): <gated 0|1> <norm> <layout>.
+  std::string rest, norm = "layernorm", layout = "sequential";
+  std::getline(is, rest);
+  std::istringstream extra(rest);
+  int gated = 0;
+  if (extra >> gated && !(extra >> norm >> layout))
+    throw std::runtime_error("weights file: malformed config line (gated, norm, layout)");
+  c.gated = gated != 0;
   try {
     c.kind = layer_kind_from_string(kind);
     c.act = activation_from_string(act);
+    c.norm = norm_from_string(norm);
+    c.layout = layout_from_string(layout);
     c.validate();
   } catch (const InvalidParams& e) {
     throw std::runtime_error(std::string("weights file: ") + e.what());
@@ -572,6 +802,7 @@ Weights<double> load_weights_file(const std::string& path) {
                               BlockCache<S>*);                                                     \
   template Mat<S> layernorm_forward(const Mat<S>&, const Mat<S>&, const Mat<S>&, double,           \
                                     LayerNormCache<S>*);                                           \
+  template Mat<S> rmsnorm_forward(const Mat<S>&, const Mat<S>&, double, LayerNormCache<S>*);       \
   template Mat<S> block_forward(const ModelConfig&, const BlockWeights<S>&, const Mat<S>&,         \
                                 BlockCache<S>*);                                                   \
   template Mat<S> embed(const Weights<S>&, const Mat<S>&);                                         \

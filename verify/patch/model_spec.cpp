@@ -8,6 +8,22 @@
 
 namespace icl::verify::patch {
 
+std::string to_string(NormChoice n) {
+  switch (n) {
+    case NormChoice::Auto: return "auto";
+    case NormChoice::None: return "none";
+    case NormChoice::LayerNorm: return "layernorm";
+    case NormChoice::RmsNorm: return "rmsnorm";
+  }
+  return "?";
+}
+
+NormChoice norm_choice_from_string(const std::string& s) {
+  for (NormChoice n : {NormChoice::Auto, NormChoice::None, NormChoice::LayerNorm, NormChoice::RmsNorm})
+    if (s == to_string(n)) return n;
+  throw InvalidParams("norm", "must be layernorm, rmsnorm or none, got '" + s + "'");
+}
+
 void ModelSpec::validate() const {
   if (d < 1) throw InvalidParams("d", "must be >= 1, got " + std::to_string(d));
   if (layers < 1) throw InvalidParams("layers", "must be >= 1, got " + std::to_string(layers));
@@ -29,9 +45,22 @@ ModelConfig ModelSpec::config() const {
   c.mlp_hidden = mlp_hidden;
   c.mlp_depth = mlp_depth;
   c.act = act;
+  c.gated = gated;
   c.causal = causal;
-  c.residual = residual || pre_ln;
-  c.layernorm = pre_ln;
+  BlockKind b = block;
+  if (residual || pre_ln) {
+    const BlockKind legacy = pre_ln ? BlockKind::PreNorm : BlockKind::Residual;
+    if (b != BlockKind::Plain && b != legacy)
+      throw InvalidParams("block", to_string(b) + " conflicts with the " +
+                                       (pre_ln ? "pre-ln" : "residual") + " switch");
+    b = legacy;
+  }
+  const bool normalized =
+      norm == NormChoice::Auto
+          ? (b == BlockKind::PreNorm || b == BlockKind::PostNorm || b == BlockKind::Parallel)
+          : norm != NormChoice::None;
+  set_block(c, b, normalized);
+  if (norm == NormChoice::RmsNorm) c.norm = Norm::RmsNorm;
   // width 0: the token dimension for plain blocks, 32 with an embedding for residual blocks
   c.width = width == 0 ? (c.residual ? 32 : c.token_dim) : width;
   c.embed = c.width != c.token_dim || (c.residual && width == 0);
@@ -59,6 +88,19 @@ Weights<double> load_model(const std::string& path, const ModelSource& src) {
   if (src.given_heads && c.kind != LayerKind::Rnn && s.heads != c.heads)
     mismatch("heads", s.heads, c.heads);
   if (src.given_d && s.d + 1 != c.token_dim) mismatch("d", s.d, c.token_dim - 1);
+  auto differ = [&](const char* field, const std::string& given, const std::string& file) {
+    if (given != file)
+      throw InvalidParams(field, given + " but '" + path + "' has " + file);
+  };
+  if (src.given_block) differ("block", to_string(s.block), to_string(block_kind(c)));
+  if (src.given_norm && s.norm != NormChoice::Auto)
+    differ("norm", to_string(s.norm), c.layernorm ? to_string(c.norm) : std::string("none"));
+  if (src.given_mlp) {
+    ModelConfig g;
+    g.act = s.act;
+    g.gated = s.gated;
+    differ("mlp", mlp_name(g), mlp_name(c));
+  }
   return w;
 }
 

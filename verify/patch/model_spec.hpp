@@ -10,6 +10,12 @@
 
 namespace icl::verify::patch {
 
+// The normalization a user asks for: Auto = LayerNorm for preln/postln/parallel blocks, none for
+// plain and residual blocks.
+enum class NormChoice { Auto, None, LayerNorm, RmsNorm };
+std::string to_string(NormChoice n);               // auto | none | layernorm | rmsnorm
+NormChoice norm_choice_from_string(const std::string& s);  // InvalidParams("norm") if unknown
+
 // The user-facing description of a model. validate() throws icl::InvalidParams naming the field.
 struct ModelSpec {
   int d = 2;             // input dimension (tokens (x, y) in R^{d+1}), >= 1
@@ -23,6 +29,11 @@ struct ModelSpec {
   int mlp_hidden = 128;  // MLP hidden width, >= 1
   int mlp_depth = 2;     // dense layers in the MLP, >= 1
   Activation act = Activation::Gelu;
+  bool gated = false;    // gated MLP (SwiGLU: act silu, GeGLU: act gelu; docs/patch.md §16)
+  // Block kind (docs/patch.md §2.3, §16). The older switches `residual` and `pre_ln` select
+  // BlockKind::Residual / PreNorm; combined with a different `block` they are an error ("block").
+  BlockKind block = BlockKind::Plain;
+  NormChoice norm = NormChoice::Auto;  // preln/postln need a norm; plain/residual have none
   bool residual = false; // residual blocks without LayerNorm (docs/patch.md §5)
   bool pre_ln = false;   // Pre-LN residual blocks (docs/patch.md §6); implies residual
   bool causal = true;    // causal attention mask
@@ -37,12 +48,13 @@ struct ModelSource {
   ModelSpec spec;
   std::string weights;  // empty: random initialisation
   bool given_d = false, given_width = false, given_layers = false, given_heads = false;
+  bool given_block = false, given_norm = false, given_mlp = false;  // --block, --norm, --mlp KIND
 };
 
 // Load `path` (icl-patch-weights text format) and check it against the given fields of `src`.
 // Throws icl::InvalidParams("weights", ...) when the file is missing or unreadable, and
 // InvalidParams(<field>, "<given> but '<path>' has <value>") for a disagreeing field
-// (d, width, layers, heads; heads is not checked for RNN models).
+// (d, width, layers, heads; heads is not checked for RNN models; block, norm, mlp).
 Weights<double> load_model(const std::string& path, const ModelSource& src);
 
 // The model of `src`: loaded from src.weights, or init_weights(src.spec.config(), seed).

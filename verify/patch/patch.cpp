@@ -16,6 +16,8 @@ std::string to_string(PatchMode m) {
     case PatchMode::BiasOnly: return "bias-only";
     case PatchMode::BiasFree: return "bias-free";
     case PatchMode::WeightOnly: return "weight-only";
+    case PatchMode::NormScale: return "norm-scale";
+    case PatchMode::GateOnly: return "gate-only";
   }
   return "?";
 }
@@ -24,7 +26,9 @@ PatchMode patch_mode_from_string(const std::string& s) {
   if (s == "bias-only") return PatchMode::BiasOnly;
   if (s == "bias-free") return PatchMode::BiasFree;
   if (s == "weight-only") return PatchMode::WeightOnly;
-  throw InvalidParams("mode", "must be full, bias-only, bias-free or weight-only, got '" + s + "'");
+  if (s == "norm-scale") return PatchMode::NormScale;
+  if (s == "gate-only") return PatchMode::GateOnly;
+  throw InvalidParams("mode", "must be full, bias-only, bias-free, weight-only, norm-scale or gate-only, got '" + s + "'");
 }
 
 template <class S>
@@ -51,6 +55,18 @@ BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const 
   BlockCache<S> kf, kr;
   block_forward(c, w, z_full, &kf);
   block_forward(c, w, z_red, &kr);
+  return block_patch(c, w, kf, pos, kr, red_pos, mode, anchor_tol);
+}
+
+template <class S>
+BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& kf,
+                          int pos, const BlockCache<S>& kr, int red_pos, PatchMode mode,
+                          double anchor_tol) {
+  const bool post_norm = c.layout == BlockLayout::PostNorm;
+  if (mode == PatchMode::NormScale && !post_norm)
+    throw InvalidParams("mode", "norm-scale patches the norm after the residual add: post-norm blocks only");
+  if (mode == PatchMode::GateOnly && !c.gated)
+    throw InvalidParams("mode", "gate-only needs a gated MLP (swiglu, geglu)");
   const Vec<S> uC = kf.u.col(pos), u0 = kr.u.col(red_pos);
   Rank1Patch<S> r = rank1_patch<S>(w.W[0], uC, u0, anchor_tol);
   BlockPatch<S> p;
@@ -60,21 +76,47 @@ BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const 
   p.db1 = Mat<S>::Zero(w.b[0].rows(), 1);
   p.dWL = Mat<S>::Zero(w.W.back().rows(), w.W.back().cols());
   p.dbL = Mat<S>::Zero(w.b.back().rows(), 1);
+  if (post_norm) p.dg2 = Mat<S>::Zero(w.g2.rows(), 1);
+  if (c.gated) {
+    // The gate sees the same shifted input as W1 (docs/patch.md §16): the same anchor, its own
+    // rank-1 patch (W_g delta) u_0^T / |u_0|^2.
+    const Rank1Patch<S> g = rank1_patch<S>(w.Wg, uC, u0, anchor_tol);
+    p.dWg = Mat<S>::Zero(w.Wg.rows(), w.Wg.cols());
+    p.dbg = Mat<S>::Zero(w.bg.rows(), 1);
+    if (mode == PatchMode::BiasOnly) p.dbg.col(0) = g.db;
+    else p.dWg = g.dW;
+  }
   if (mode == PatchMode::BiasOnly) p.db1.col(0) = r.db;   // always exact, no anchor needed
-  else p.dW1 = r.dW;
+  else if (mode != PatchMode::GateOnly) p.dW1 = r.dW;
   if (!c.residual || mode == PatchMode::WeightOnly) return p;
   const Vec<S> dH = kf.h.col(pos) - kr.h.col(red_pos);   // H_C - H_0
-  if (mode == PatchMode::BiasFree) {
-    // s = input of the last dense layer of the patched MLP at the reduced position.
+  if (mode == PatchMode::BiasFree || mode == PatchMode::NormScale) {
     BlockWeights<S> wp = apply_patch(w, p);
     BlockCache<S> kp;
-    mlp_forward(c, wp, Mat<S>(kr.u.col(red_pos)), &kp);
-    const Vec<S> s = kp.mlp_in.back().col(0);
-    if (s.squaredNorm() == S(0)) p.status = PatchStatus::DegenerateAnchor;
-    else p.dWL = dH * (s.transpose() / s.squaredNorm());  // dW2 = dH s^T / ||s||^2
-  } else {
-    p.dbL.col(0) = dH;                                     // db2 = H_C - H_0
+    const Mat<S> m = mlp_forward(c, wp, Mat<S>(kr.u.col(red_pos)), &kp);
+    if (mode == PatchMode::BiasFree) {
+      // s = input of the last dense layer of the patched MLP at the reduced position.
+      const Vec<S> s = kp.mlp_in.back().col(0);
+      if (s.squaredNorm() == S(0)) p.status = PatchStatus::DegenerateAnchor;
+      else p.dWL = dH * (s.transpose() / s.squaredNorm());  // dW2 = dH s^T / ||s||^2
+      return p;
+    }
+    // Norm-scale patch (docs/patch.md §16): N2 acts on v_0 = H_0 + M'(u_0) instead of
+    // v_C = H_C + M(u_C); with xhat the normalized vectors, g2' = g2 * xhat(v_C) / xhat(v_0)
+    // gives g2' * xhat(v_0) = g2 * xhat(v_C) coordinate by coordinate.
+    LayerNormCache<S> n0;
+    const Mat<S> v0 = m + kr.h.col(red_pos);
+    if (c.norm == Norm::LayerNorm) layernorm_forward(v0, w.g2, w.be2, c.ln_eps, &n0);
+    else rmsnorm_forward(v0, w.g2, c.ln_eps, &n0);
+    const Vec<S> x0 = n0.xhat.col(0), xC = kf.ln2.xhat.col(pos);
+    if (!(x0.cwiseAbs().minCoeff() > S(anchor_tol) * x0.cwiseAbs().maxCoeff())) {
+      p.status = PatchStatus::DegenerateAnchor;   // a zero coordinate cannot be rescaled
+      return p;
+    }
+    p.dg2.col(0) = (w.g2.col(0).array() * (xC - x0).array() / x0.array()).matrix();
+    return p;
   }
+  p.dbL.col(0) = dH;                                       // db2 = H_C - H_0
   return p;
 }
 
@@ -85,17 +127,26 @@ BlockWeights<S> apply_patch(const BlockWeights<S>& w, const BlockPatch<S>& p) {
   r.b[0] += p.db1;
   r.W.back() += p.dWL;
   r.b.back() += p.dbL;
+  if (p.dWg.size() > 0) r.Wg += p.dWg;
+  if (p.dbg.size() > 0) r.bg += p.dbg;
+  if (p.dg2.size() > 0) r.g2 += p.dg2;
   return r;
 }
 
 void Diff::merge(const Diff& o) {
-  max_abs = std::max(max_abs, o.max_abs);
-  max_rel = std::max(max_rel, o.max_rel);
+  // A NaN (non-finite outputs) stays NaN: std::max would drop it.
+  const auto worst = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? std::nan("") : std::max(a, b); };
+  max_abs = worst(max_abs, o.max_abs);
+  max_rel = worst(max_rel, o.max_rel);
 }
 
 template <class S>
 Diff compare(const Mat<S>& ref, const Mat<S>& other) {
   Diff d;
+  if (!ref.allFinite() || !other.allFinite()) {   // overflow: no difference to report
+    d.max_abs = d.max_rel = std::nan("");
+    return d;
+  }
   d.max_abs = static_cast<double>((ref - other).cwiseAbs().maxCoeff());
   const double s = static_cast<double>(ref.cwiseAbs().maxCoeff());
   d.max_rel = s > 0 ? d.max_abs / s : d.max_abs;
@@ -146,16 +197,21 @@ StackCheck<S> stack_check(const Weights<S>& w, const Mat<S>& tokens, int pos, Pa
   StackCheck<S> r;
   Mat<S> z = embed(w, Mat<S>(tokens.col(n - 1)));   // query-only representation
   for (int l = 0; l < c.layers; ++l) {
-    const auto& zf = full.layer_inputs[static_cast<std::size_t>(l)];
-    BlockWeights<S> wl = w.blocks[static_cast<std::size_t>(l)];
+    const auto lu = static_cast<std::size_t>(l);
     if (patch_layers < 0 || l < patch_layers) {
-      BlockPatch<S> p = block_patch(c, wl, zf, pos, z, 0, mode);
+      // The full sequence's intermediates of block l are in the cache of the full pass.
+      BlockCache<S> red;
+      block_forward(c, w.blocks[lu], z, &red);
+      BlockPatch<S> p = block_patch(c, w.blocks[lu], full.blocks[lu], pos, red, 0, mode);
       if (p.status != PatchStatus::Ok) ++r.degenerate;
       r.ranks.push_back(numerical_rank(p.dW1));
-      wl = apply_patch(wl, p);
+      if (c.gated) r.ranks_gate.push_back(numerical_rank(p.dWg));
+      if (mode == PatchMode::BiasFree && c.residual) r.ranks_last.push_back(numerical_rank(p.dWL));
+      z = block_forward(c, apply_patch(w.blocks[lu], p), z);
       r.patches.push_back(std::move(p));
+    } else {
+      z = block_forward(c, w.blocks[lu], z);
     }
-    z = block_forward(c, wl, z);
     r.per_layer.push_back(compare(Mat<S>(full.layer_inputs[static_cast<std::size_t>(l) + 1].col(pos)), z));
   }
   r.y_full = full.out.col(pos);
@@ -231,6 +287,9 @@ ImplicitDynamics implicit_dynamics(const Weights<double>& w, const Mat<double>& 
   template Rank1Patch<S> rank1_patch(const Mat<S>&, const Vec<S>&, const Vec<S>&, double);        \
   template BlockPatch<S> block_patch(const ModelConfig&, const BlockWeights<S>&, const Mat<S>&,   \
                                      int, const Mat<S>&, int, PatchMode, double);                 \
+  template BlockPatch<S> block_patch(const ModelConfig&, const BlockWeights<S>&,                  \
+                                     const BlockCache<S>&, int, const BlockCache<S>&, int,        \
+                                     PatchMode, double);                                          \
   template BlockWeights<S> apply_patch(const BlockWeights<S>&, const BlockPatch<S>&);             \
   template Diff compare(const Mat<S>&, const Mat<S>&);                                            \
   template RankInfo numerical_rank(const Mat<S>&, double);                                        \

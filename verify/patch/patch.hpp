@@ -36,25 +36,40 @@ enum class PatchMode {  // docs/patch.md §4
   BiasFree,    // dW on W1 and, for residual blocks, dW2 = (H_C - H_0) s^T/||s||^2 on the last
                // MLP matrix (s = input of the last dense layer after the dW patch)
   WeightOnly,  // dW only (a negative control for residual blocks: NOT exact)
+  NormScale,   // post-norm blocks: dW on W1 (and W_g) and, instead of db2, an elementwise patch of
+               // the scale g2 of the norm after the residual add (docs/patch.md §16): bias-free
+  GateOnly,    // gated MLPs: dW on the gate matrix W_g only, not on W1 (+ db2 as Full): a
+               // negative control, NOT exact
 };
 std::string to_string(PatchMode m);
 PatchMode patch_mode_from_string(const std::string& s);  // InvalidParams("mode") if unknown
 
-// Patch of one block so that block(reduced)_red_pos equals block(full)_pos (docs/patch.md §3-§6):
+// Patch of one block so that block(reduced)_red_pos equals block(full)_pos (docs/patch.md §3-§6,
+// §16):
 //   u_C = MLP input at `pos` of the full sequence, u_0 = MLP input at `red_pos` of the reduced,
-//   dW = W1 (u_C - u_0) u_0^T / ||u_0||^2;  for residual blocks db2 = H_C - H_0.
+//   dW = W1 (u_C - u_0) u_0^T / ||u_0||^2 (gated MLPs: the same on W_g, same anchor);
+//   for residual blocks db2 = H_C - H_0 (the stream gap; parallel blocks: (Z + A)_C - (Z + A)_0).
 template <class S>
 struct BlockPatch {
-  Mat<S> dW1;   // first MLP matrix
+  Mat<S> dW1;   // first MLP matrix (the up matrix of a gated MLP)
   Mat<S> db1;   // first MLP bias (BiasOnly)
+  Mat<S> dWg;   // gate matrix (gated MLPs; empty otherwise)
+  Mat<S> dbg;   // gate bias (BiasOnly; gated MLPs)
   Mat<S> dWL;   // last MLP matrix (BiasFree on residual blocks)
   Mat<S> dbL;   // last MLP bias
+  Mat<S> dg2;   // scale of the norm after the residual add (NormScale; post-norm blocks)
   S anchor_norm = 0;
   PatchStatus status = PatchStatus::Ok;
 };
 template <class S>
 BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>& z_full,
                           int pos, const Mat<S>& z_red, int red_pos, PatchMode mode,
+                          double anchor_tol = 1e-8);
+// The same from the forward caches of the block on the full and the reduced sequence (saves the
+// two forward passes when they are already known, as in stack_check).
+template <class S>
+BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& full,
+                          int pos, const BlockCache<S>& red, int red_pos, PatchMode mode,
                           double anchor_tol = 1e-8);
 // W + patch (shapes checked).
 template <class S>
@@ -105,6 +120,8 @@ struct StackCheck {
   Diff diff;                       // final output
   std::vector<Diff> per_layer;     // representation after block l
   std::vector<RankInfo> ranks;     // rank of dW1 per patched block
+  std::vector<RankInfo> ranks_gate;  // rank of dWg per patched block (gated MLPs)
+  std::vector<RankInfo> ranks_last;  // rank of dWL per patched block (BiasFree)
   std::vector<BlockPatch<S>> patches;
   Mat<S> y_full, y_patched;
   int degenerate = 0;              // blocks whose anchor was degenerate

@@ -38,7 +38,10 @@ Json to_json(const ModelConfig& c) {
           {"head_dim", c.head_dim},     {"causal", c.causal},
           {"mlp_hidden", c.mlp_hidden}, {"mlp_depth", c.mlp_depth},
           {"act", to_string(c.act)},    {"residual", c.residual},
-          {"layernorm", c.layernorm},   {"parameters", parameter_count(c)}};
+          {"layernorm", c.layernorm},   {"parameters", parameter_count(c)},
+          {"block", to_string(block_kind(c))},
+          {"norm", c.layernorm ? to_string(c.norm) : std::string("none")},
+          {"mlp", mlp_name(c)},         {"gated", c.gated}};
 }
 
 Json to_json(const Diff& d) { return {{"max_abs_diff", d.max_abs}, {"max_rel_diff", d.max_rel}}; }
@@ -85,11 +88,17 @@ Json to_json(const CheckResult& r) {
   j["max_rel_diff"] = r.diff.max_rel;
   j["rank"] = r.rank;
   j["sigma2_over_sigma1"] = r.sigma2_over_sigma1;
+  // Largest numerical rank of each patched matrix over blocks and prompts (docs/patch.md §12).
+  Json ranks = {{"W1", r.rank}};
+  if (r.rank_gate >= 0) ranks["Wg"] = r.rank_gate;
+  if (r.rank_last >= 0) ranks["W_last_bias_free"] = r.rank_last;
+  j["ranks"] = ranks;
   j["degenerate_anchors"] = r.degenerate_anchors;
   j["per_layer"] = diffs(r.per_layer);
   if (r.controls) {
     j["float32"] = to_json(r.float32);
     j["variants"] = {{"bias_only", to_json(r.bias_only)}, {"bias_free", to_json(r.bias_free)}};
+    if (r.has_norm_scale) j["variants"]["norm_scale"] = to_json(r.norm_scale);
     if (r.has_chunk) {
       Json c = to_json(r.chunk);
       c["begin"] = r.chunk_begin;
@@ -107,6 +116,7 @@ Json to_json(const CheckResult& r) {
     };
     j["negative_controls"] = {{"weight_only_with_residual", control(r.weight_only)},
                               {"first_block_only", control(r.first_block_only)}};
+    if (r.has_gate_only) j["negative_controls"]["gate_only"] = control(r.gate_only);
   }
   j["pass"] = r.pass;
   j["tolerance"] = r.tolerance;

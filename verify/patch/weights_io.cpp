@@ -41,6 +41,7 @@ constexpr NameRow kBlock[] = {
     {"g1", "ln1.weight", true},          {"be1", "ln1.bias", true},
     {"g2", "ln2.weight", true},          {"be2", "ln2.bias", true},
     {"W#", "mlp.fc#.weight", false},     {"b#", "mlp.fc#.bias", true},
+    {"Wg", "mlp.gate_proj.weight", false}, {"bg", "mlp.gate_proj.bias", true},
 };
 
 bool all_digits(const std::string& s) {
@@ -134,7 +135,7 @@ ConfigRow bool_row(const char* key, bool ModelConfig::*f, const char* default_va
 // An enum field with its to_string / *_from_string pair (the latter throws InvalidParams).
 template <class E>
 ConfigRow enum_row(const char* key, E ModelConfig::*f, std::string (*text)(E),
-                   E (*from)(const std::string&)) {
+                   E (*from)(const std::string&), const char* default_value = nullptr) {
   return {key, [f, text](const ModelConfig& c) { return text(c.*f); },
           [f, from](ModelConfig& c, const std::string& s) {
             try {
@@ -144,7 +145,7 @@ ConfigRow enum_row(const char* key, E ModelConfig::*f, std::string (*text)(E),
               return false;
             }
           },
-          nullptr};
+          default_value};
 }
 const std::vector<ConfigRow>& config_rows() {
   // Every ModelConfig field must be carried by the metadata, or a file would load with the
@@ -152,7 +153,8 @@ const std::vector<ConfigRow>& config_rows() {
   // add its row below (optional, with the default that keeps older files meaning what they
   // meant), then its name here.
   [[maybe_unused]] const auto& [token_dim, embed, width, layers, kind, heads, head_dim, causal,
-                                mlp_hidden, mlp_depth, act, residual, layernorm, ln_eps] = ModelConfig{};
+                                mlp_hidden, mlp_depth, act, gated, residual, layernorm, norm,
+                                layout, ln_eps] = ModelConfig{};
   static const std::vector<ConfigRow> rows = {
       int_row("icl.token_dim", &ModelConfig::token_dim),
       int_row("icl.width", &ModelConfig::width),
@@ -167,6 +169,12 @@ const std::vector<ConfigRow>& config_rows() {
       enum_row<Activation>("icl.act", &ModelConfig::act, &to_string, &activation_from_string),
       bool_row("icl.residual", &ModelConfig::residual, "false"),
       bool_row("icl.layernorm", &ModelConfig::layernorm, "false"),
+      // The block kinds of docs/patch.md §16; absent in files written before them, whose
+      // meaning the defaults keep (plain MLP, LayerNorm, sequential blocks).
+      bool_row("icl.gated", &ModelConfig::gated, "false"),
+      enum_row<Norm>("icl.norm", &ModelConfig::norm, &to_string, &norm_from_string, "layernorm"),
+      enum_row<BlockLayout>("icl.layout", &ModelConfig::layout, &to_string, &layout_from_string,
+                            "sequential"),
       {"icl.ln_eps", [](const ModelConfig& c) { return double_text(c.ln_eps); },
        [](ModelConfig& c, const std::string& s) { return parse_double(s, c.ln_eps); }, "1e-05"},
   };
