@@ -237,6 +237,8 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
     so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
     so.theory = theory_ref(res.theory);
     so.min_norm = ridgeless;
+    so.sphere_queries = o.sphere_queries;
+    so.fixed_norm_tasks = o.fixed_norm_tasks;
     const auto t0 = std::chrono::steady_clock::now();
     sims.push_back(run(gp.params, so));
     res.seconds_per_dim.push_back(

@@ -12,6 +12,14 @@ using nlohmann::ordered_json;
 
 namespace {
 
+// The finite-D switches (docs/theory.md §13.7), written only when one is on so that the default
+// JSON is unchanged.
+void put_switches(ordered_json& j, bool sphere_queries, bool fixed_norm_tasks) {
+  if (sphere_queries || fixed_norm_tasks)
+    j["finite_d_switches"] = {{"sphere_queries", sphere_queries},
+                              {"fixed_norm_tasks", fixed_norm_tasks}};
+}
+
 // Every scalar estimate of a simulation with its path in the JSON layout ("error", "tm"),
 // ("decomposition", "measured", "idg", "algo"), ("distribution", "tm", "var_ratio"), in the
 // order of the flat names. Histograms are left to the callers (their layouts differ).
@@ -134,6 +142,7 @@ ordered_json to_json(const SimulationResult& r) {
   j["assignment"] = to_string(o.assignment);
   j["sampler"] = to_string(o.sampler);
   j["solver"] = to_string(o.solver);
+  put_switches(j, o.sphere_queries, o.fixed_norm_tasks);
   if (r.theory) {
     j["theory"] = theory::to_json(*r.theory);
     if (r.theory->converged()) j["decomposition"]["theory"] = j["theory"]["decomposition"];
@@ -270,6 +279,7 @@ ordered_json to_json(const VerifyResult& r) {
   j["dims"] = o.dims;
   j["seeds"] = o.seeds;
   j["base_seed"] = o.base_seed;
+  put_switches(j, o.sphere_queries, o.fixed_norm_tasks);
   j["tolerance"] = {{"rule", "|extrapolated - theory| <= k_se * se + rel_tol * |theory| + abs_tol"},
                     {"k_se", o.k_se}, {"rel_tol", o.rel_tol}, {"abs_tol", o.abs_tol}};
   for (const auto& p : r.points) j["points"].push_back(to_json(p));
