@@ -13,11 +13,17 @@ using nlohmann::ordered_json;
 namespace {
 
 // The finite-D switches (docs/theory.md §13.7), written only when one is on so that the default
-// JSON is unchanged.
+// JSON and text are unchanged.
 void put_switches(ordered_json& j, bool sphere_queries, bool fixed_norm_tasks) {
   if (sphere_queries || fixed_norm_tasks)
     j["finite_d_switches"] = {{"sphere_queries", sphere_queries},
                               {"fixed_norm_tasks", fixed_norm_tasks}};
+}
+std::string switches_line(bool sphere_queries, bool fixed_norm_tasks) {
+  if (!sphere_queries && !fixed_norm_tasks) return "";
+  return std::string("finite-D sources off:") + (sphere_queries ? " queries on the sphere" : "") +
+         (sphere_queries && fixed_norm_tasks ? "," : "") +
+         (fixed_norm_tasks ? " tasks of fixed norm" : "") + " (docs/theory.md §13.7)\n";
 }
 
 // Every scalar estimate of a simulation with its path in the JSON layout ("error", "tm"),
@@ -178,6 +184,7 @@ std::string to_text(const SimulationResult& r) {
                   task_description(r.params).c_str(), n.D);
     os << line;
   }
+  os << switches_line(r.options.sphere_queries, r.options.fixed_norm_tasks);
   if (!r.converged()) os << "status " << numerics::to_string(r.status) << ": " << r.message << "\n";
   std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.",
                 "theory");
@@ -297,7 +304,7 @@ std::string to_text(const VerifyResult& r) {
     text << (k ? ", " : "") << o.dims[k] << " x " << o.seeds[k] << " seeds";
   text << "); extrapolation: weighted least squares mean(D) = a + b/D.\n"
        << "Tolerance: |a - theory| <= " << o.k_se << " se(a) + " << o.rel_tol << " |theory| + "
-       << o.abs_tol << "\n";
+       << o.abs_tol << "\n" << switches_line(o.sphere_queries, o.fixed_norm_tasks);
   for (const auto& pr : r.points) {
     const auto& gp = pr.point;
     text << "\n== " << gp.label << "  (alpha " << gp.params.alpha << ", alpha_test "
