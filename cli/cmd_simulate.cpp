@@ -55,6 +55,10 @@ void register_simulate_command(CLI::App& app) {
                   "TM's Bayes-optimal baseline: the posterior mean over the M0 pretraining tasks "
                   "(dMMSE) by Monte Carlo on this many fresh prompts per seed (0: off)")
       ->check(int_range(0, 10000000))->capture_default_str();
+  sim->add_flag("--sphere-queries", f->sim.sphere_queries,
+                "finite-D source off: training queries rescaled to |x| = 1 (docs/theory.md §13.7)");
+  sim->add_flag("--fixed-norm-tasks", f->sim.fixed_norm_tasks,
+                "finite-D source off: pretraining tasks rescaled to |w|^2 = D (docs/theory.md §13.7)");
   sim->add_flag("--no-theory", f->no_theory, "do not solve the theory (no decomposition / distribution)");
   sim->add_flag("--gd-demo", f->gd_demo, "ill-posedness demo: gradient descent from several initializations (data of seed 0)");
   sim->add_option("--gd-steps", f->gd.steps, "gradient-descent steps")->check(int_range(1, 1000000))->capture_default_str();
@@ -95,6 +99,7 @@ void register_verify_command(CLI::App& app) {
   struct Flags {
     vf::VerifyOptions options;
     bool quick = false, json = false, quiet = false, resume = false;
+    bool sphere_queries = false, fixed_norm_tasks = false;
     std::string out;
   };
   auto f = std::make_shared<Flags>();
@@ -102,6 +107,10 @@ void register_verify_command(CLI::App& app) {
       "verify", "Theory vs simulation over a fixed grid: z-scores at fixed D and a 1/D "
                 "extrapolation; exit 3 when they disagree beyond the stated tolerance");
   ver->add_flag("--quick", f->quick, "small D and two points (CI, under 2 minutes on 2 cores)");
+  ver->add_flag("--sphere-queries", f->sphere_queries,
+                "every simulation with training queries rescaled to |x| = 1 (docs/theory.md §13.7)");
+  ver->add_flag("--fixed-norm-tasks", f->fixed_norm_tasks,
+                "every simulation with pretraining tasks rescaled to |w|^2 = D (docs/theory.md §13.7)");
   add_json_flag(*ver, f->json);
   add_out_flag(*ver, f->out, "the JSON");
   add_threads_flag(*ver, f->options.threads);
@@ -112,12 +121,19 @@ void register_verify_command(CLI::App& app) {
     vf::VerifyOptions o = f->quick ? vf::VerifyOptions::quick() : vf::VerifyOptions{};
     o.threads = f->options.threads;
     o.base_seed = f->options.base_seed;
+    o.sphere_queries = f->sphere_queries;
+    o.fixed_norm_tasks = f->fixed_norm_tasks;
     // With --out, each grid point's simulation at one D is kept as it finishes (--resume).
     if (f->resume && (f->out.empty() || f->out == "-"))
       throw ExitError(kExitBadInput, "--resume needs --out FILE (the checkpoint is FILE.partial/)");
     Checkpoint checkpoint;
     if (!f->out.empty() && f->out != "-")
-      checkpoint = Checkpoint(f->out, {{"quick", f->quick}, {"seed", o.base_seed}}, f->resume);
+      checkpoint = Checkpoint(f->out,
+                              {{"quick", f->quick},
+                               {"seed", o.base_seed},
+                               {"sphere_queries", f->sphere_queries},
+                               {"fixed_norm_tasks", f->fixed_norm_tasks}},
+                              f->resume);
     numerics::Progress report;
     if (!f->quiet)
       report = [](std::size_t done, std::size_t total, const std::string&) {

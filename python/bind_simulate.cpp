@@ -25,7 +25,8 @@ namespace vl = verify::lowrank;
 
 vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
                            const std::string& odg, const std::string& solver, bool min_norm,
-                           bool theory, int bayes_prompts) {
+                           bool theory, int bayes_prompts, bool sphere_queries,
+                           bool fixed_norm_tasks) {
   vl::SimOptions o;
   o.solve_theory = theory;
   o.dim = dim;
@@ -36,6 +37,8 @@ vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
   o.solver = vl::solver_from_string(solver);
   o.min_norm = min_norm;
   o.bayes_prompts = bayes_prompts;
+  o.sphere_queries = sphere_queries;  // docs/theory.md §13.7
+  o.fixed_norm_tasks = fixed_norm_tasks;
   o.validate();
   return o;
 }
@@ -81,10 +84,12 @@ const char* kSimulateDoc =
 vl::LowRankSimulator make_simulator(const Params& p, int dim, int seeds, std::uint64_t seed,
                                     int threads, const std::string& odg,
                                     const std::string& solver, bool min_norm, bool theory,
-                                    int bayes_prompts) {
+                                    int bayes_prompts, bool sphere_queries,
+                                    bool fixed_norm_tasks) {
   p.validate();
-  return vl::LowRankSimulator(
-      p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm, theory, bayes_prompts));
+  return vl::LowRankSimulator(p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm,
+                                             theory, bayes_prompts, sphere_queries,
+                                             fixed_norm_tasks));
 }
 
 }  // namespace
@@ -95,16 +100,19 @@ void bind_simulate(py::module_& m) {
       "simulate",
       [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads,
          const std::string& odg, const std::string& solver, bool min_norm, bool theory,
-         int bayes_prompts, const py::object& progress) {
+         int bayes_prompts, bool sphere_queries, bool fixed_norm_tasks,
+         const py::object& progress) {
         return run_simulator(make_simulator(p, dim, seeds, seed, threads, odg, solver, min_norm,
-                                            theory, bayes_prompts),
+                                            theory, bayes_prompts, sphere_queries,
+                                            fixed_norm_tasks),
                              progress);
       },
       py::arg("params"), py::kw_only(), py::arg("dim") = defaults.dim,
       py::arg("seeds") = defaults.seeds, py::arg("seed") = defaults.base_seed,
       py::arg("threads") = defaults.threads, py::arg("odg") = "isotropic",
       py::arg("solver") = "cg", py::arg("min_norm") = false, py::arg("theory") = true,
-      py::arg("bayes_prompts") = 0, py::arg("progress") = py::none(), kSimulateDoc);
+      py::arg("bayes_prompts") = 0, py::arg("sphere_queries") = false,
+      py::arg("fixed_norm_tasks") = false, py::arg("progress") = py::none(), kSimulateDoc);
 
   py::class_<vl::LowRankSimulator>(
       m, "LowRankSimulator",
@@ -114,7 +122,8 @@ void bind_simulate(py::module_& m) {
            py::arg("dim") = defaults.dim, py::arg("seeds") = defaults.seeds,
            py::arg("seed") = defaults.base_seed, py::arg("threads") = defaults.threads,
            py::arg("odg") = "isotropic", py::arg("solver") = "cg", py::arg("min_norm") = false,
-           py::arg("theory") = true, py::arg("bayes_prompts") = 0)
+           py::arg("theory") = true, py::arg("bayes_prompts") = 0,
+           py::arg("sphere_queries") = false, py::arg("fixed_norm_tasks") = false)
       .def("run", &run_simulator, py::kw_only(), py::arg("progress") = py::none(), kSimulateDoc)
       .def_property_readonly("params", &vl::LowRankSimulator::params, "the Params simulated")
       .def_property_readonly("dim", [](const vl::LowRankSimulator& s) { return s.options().dim; },
@@ -162,7 +171,7 @@ void bind_simulate(py::module_& m) {
       "_simulation_row",
       [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads) {
         const vl::SimOptions o = sim_options(dim, seeds, seed, threads, "isotropic", "cg",
-                                             false, false, 0);
+                                             false, false, 0, false, false);
         vl::SimulationResult r;
         {
           py::gil_scoped_release release;

@@ -192,3 +192,22 @@ TEST_CASE("--out into a missing folder creates it before computing; progress in 
   CHECK(bad.err.find("--out") != std::string::npos);
   CHECK(count_lines(bad.err) == 1);
 }
+
+TEST_CASE("icl simulate --sphere-queries --fixed-norm-tasks reach the simulator and its JSON") {
+  // docs/theory.md §13.7: the default JSON has no "finite_d_switches"; with the flags it names
+  // them, and the errors differ from the default run at the same seed (the data were rescaled).
+  const Run off = run_icl("simulate --dim 8 --seeds 2 --no-theory --json --quiet");
+  const Run on = run_icl(
+      "simulate --dim 8 --seeds 2 --no-theory --json --quiet --sphere-queries --fixed-norm-tasks");
+  REQUIRE(off.code == 0);
+  REQUIRE(on.code == 0);
+  const auto a = nlohmann::json::parse(off.out), b = nlohmann::json::parse(on.out);
+  CHECK(!a.contains("finite_d_switches"));
+  CHECK(b.at("finite_d_switches").at("sphere_queries") == true);
+  CHECK(b.at("finite_d_switches").at("fixed_norm_tasks") == true);
+  CHECK(a.at("error").at("idg").at("mean") != b.at("error").at("idg").at("mean"));
+  // The same flags on icl verify are accepted (its run is covered by test_verify).
+  const Run help = run_icl("verify --help");
+  CHECK(help.out.find("--sphere-queries") != std::string::npos);
+  CHECK(help.out.find("--fixed-norm-tasks") != std::string::npos);
+}

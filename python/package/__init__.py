@@ -132,7 +132,9 @@ def simulate(params, *, progress=None, **options):
     Options (keyword, defaults those of the library's SimOptions): dim=60, seeds=5,
     seed=20251, threads=2, odg='isotropic', solver='cg', min_norm=False, theory=True,
     bayes_prompts=0 (> 0: TM's Bayes-optimal dMMSE baseline by Monte Carlo on that many fresh
-    prompts per seed, 'bayes_optimal.tm'; docs/theory.md §17.4).
+    prompts per seed, 'bayes_optimal.tm'; docs/theory.md §17.4), sphere_queries=False,
+    fixed_norm_tasks=False (finite-D sources switched off: training queries rescaled to
+    |x| = 1, pretraining tasks to |w|^2 = D; same D -> infinity limit, docs/theory.md §13.7).
 
     Returns a SimulationResult: {name: (mean, sem)} over `seeds` seeds ('error.tm',
     'error.idg', 'error.odg', 'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0',

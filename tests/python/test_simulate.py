@@ -36,6 +36,18 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(sim.params, self.p)
         self.assertEqual(sim.run()["error.idg"], self.a["error.idg"])
 
+    def test_finite_d_switches(self):
+        # docs/theory.md §13.7: explicit False is the default bit for bit; a switch changes the
+        # data (rescaled draws), so the errors differ, and the JSON names the switches.
+        off = icl.simulate(self.p, dim=DIM, seeds=3, seed=11, threads=2, sphere_queries=False,
+                           fixed_norm_tasks=False)
+        self.assertEqual(off["error.idg"], self.a["error.idg"])
+        on = icl.simulate(self.p, dim=DIM, seeds=3, seed=11, threads=2, sphere_queries=True,
+                          fixed_norm_tasks=True)
+        self.assertNotEqual(on["error.idg"], self.a["error.idg"])
+        self.assertEqual(on.to_dict()["finite_d_switches"],
+                         {"sphere_queries": True, "fixed_norm_tasks": True})
+
     def test_close_to_theory(self):
         # D = 40, 4 seeds (~0.4 s): docs/theory.md §14.4 expects the finite-D errors a few percent
         # ABOVE the D -> inf theory (O(1/D) bias; measured 3-9% here). Accept within 15% and not

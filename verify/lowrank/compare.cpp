@@ -319,6 +319,8 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
       so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
       so.theory = theory_ref(res.theory);
       so.min_norm = ridgeless;
+      so.sphere_queries = o.sphere_queries;
+      so.fixed_norm_tasks = o.fixed_norm_tasks;
       const auto t0 = numerics::Clock::now();
       const SimulationResult sim = run(gp.params, so);
       if (!sim.converged()) {

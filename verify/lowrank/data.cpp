@@ -155,7 +155,7 @@ VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng,
 }
 
 Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
-                 Sampler sampler) {
+                 Sampler sampler, const FiniteDSwitches& switches) {
   Dataset d;
   d.n = sizes(p, dim);
   const auto& n = d.n;
@@ -189,6 +189,9 @@ Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignme
     nd.fill(Gt.data(), Gt.size(), 1.0);
     d.W = d.Sigma_half * Gt;
   }
+  // §13.7: |w|^2 = D exactly; the direction keeps its law, so S keeps its D -> infinity limit.
+  if (switches.fixed_norm_tasks)
+    for (int m = 0; m < n.M0; ++m) d.W.col(m) *= std::sqrt(double(n.D)) / d.W.col(m).norm();
   d.task.resize(n.N);
   if (assignment == Assignment::Random) {
     std::uniform_int_distribution<int> pick(0, n.M0 - 1);
@@ -206,6 +209,7 @@ Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignme
     w = d.W.col(d.task[i]);
     const VectorXd s = draw_context_estimate(w, n.L, p.sigma, rng, sampler);
     nd.fill(x.data(), n.D, sd);
+    if (switches.sphere_queries) x /= x.norm();  // §13.7: |x| = 1, E[x x^T] = I/D unchanged
     d.X.row(i) = x.transpose();
     d.Sm.row(i) = s.transpose();
     d.y(i) = w.dot(x) + p.sigma * nd();

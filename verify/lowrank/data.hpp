@@ -83,9 +83,17 @@ struct Dataset {
   MatrixXd task_covariance() const;
 };
 
+// Finite-D sources that can be switched off one at a time (docs/theory.md §13.7). Each keeps
+// the D -> infinity limit and draws no extra random number: the Gaussian draw is made as usual
+// and only rescaled, so with every switch off the data are bit-identical to the default.
+struct FiniteDSwitches {
+  bool sphere_queries = false;    // training queries x rescaled to |x| = 1 (uniform on the sphere)
+  bool fixed_norm_tasks = false;  // pretraining tasks rescaled to |w|^2 = D exactly
+};
+
 MatrixXd haar_orthonormal(int D, int r, Rng& rng);  // QR of a Gaussian, sign-fixed
 Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
-                 Sampler sampler);
+                 Sampler sampler, const FiniteDSwitches& switches = {});
 // One context estimate for task w with L pairs and label-noise std sigma.
 VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng, Sampler sampler);
 

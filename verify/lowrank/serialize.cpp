@@ -12,6 +12,20 @@ using nlohmann::ordered_json;
 
 namespace {
 
+// The finite-D switches (docs/theory.md §13.7), written only when one is on so that the default
+// JSON and text are unchanged.
+void put_switches(ordered_json& j, bool sphere_queries, bool fixed_norm_tasks) {
+  if (sphere_queries || fixed_norm_tasks)
+    j["finite_d_switches"] = {{"sphere_queries", sphere_queries},
+                              {"fixed_norm_tasks", fixed_norm_tasks}};
+}
+std::string switches_line(bool sphere_queries, bool fixed_norm_tasks) {
+  if (!sphere_queries && !fixed_norm_tasks) return "";
+  return std::string("finite-D sources off:") + (sphere_queries ? " queries on the sphere" : "") +
+         (sphere_queries && fixed_norm_tasks ? "," : "") +
+         (fixed_norm_tasks ? " tasks of fixed norm" : "") + " (docs/theory.md §13.7)\n";
+}
+
 // Every scalar estimate of a simulation with its path in the JSON layout ("error", "tm"),
 // ("decomposition", "measured", "idg", "algo"), ("distribution", "tm", "var_ratio"), in the
 // order of the flat names. Histograms are left to the callers (their layouts differ).
@@ -134,6 +148,7 @@ ordered_json to_json(const SimulationResult& r) {
   j["assignment"] = to_string(o.assignment);
   j["sampler"] = to_string(o.sampler);
   j["solver"] = to_string(o.solver);
+  put_switches(j, o.sphere_queries, o.fixed_norm_tasks);
   if (r.theory) {
     j["theory"] = theory::to_json(*r.theory);
     if (r.theory->converged()) j["decomposition"]["theory"] = j["theory"]["decomposition"];
@@ -157,6 +172,7 @@ std::string to_text(const SimulationResult& r) {
                   theory::task_description(r.params).c_str(), n.D);
     os << line;
   }
+  os << switches_line(r.options.sphere_queries, r.options.fixed_norm_tasks);
   if (!r.converged()) os << "status " << numerics::to_string(r.status) << ": " << r.message << "\n";
   std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.",
                 "theory");
@@ -258,6 +274,7 @@ ordered_json to_json(const VerifyResult& r) {
   j["dims"] = o.dims;
   j["seeds"] = o.seeds;
   j["base_seed"] = o.base_seed;
+  put_switches(j, o.sphere_queries, o.fixed_norm_tasks);
   j["tolerance"] = {{"rule", "|extrapolated - theory| <= k_se * se + rel_tol * |theory| + abs_tol"},
                     {"k_se", o.k_se}, {"rel_tol", o.rel_tol}, {"abs_tol", o.abs_tol}};
   for (const auto& p : r.points) j["points"].push_back(to_json(p));
@@ -275,7 +292,7 @@ std::string to_text(const VerifyResult& r) {
     text << (k ? ", " : "") << o.dims[k] << " x " << o.seeds[k] << " seeds";
   text << "); extrapolation: weighted least squares mean(D) = a + b/D.\n"
        << "Tolerance: |a - theory| <= " << o.k_se << " se(a) + " << o.rel_tol << " |theory| + "
-       << o.abs_tol << "\n";
+       << o.abs_tol << "\n" << switches_line(o.sphere_queries, o.fixed_norm_tasks);
   for (const auto& pr : r.points) {
     const auto& gp = pr.point;
     text << "\n== " << gp.label << "  (alpha " << gp.params.alpha << ", alpha_test "

@@ -152,7 +152,7 @@ SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint
   check_odg_kind(p, o.odg);
   const auto t0 = Clock::now();
   Rng rng(seed);
-  const Dataset d = generate(p, o.dim, rng, o.assignment, o.sampler);
+  const Dataset d = generate(p, o.dim, rng, o.assignment, o.sampler, o.switches());
   SeedMeasurement m;
   m.seed = seed;
   m.data_seconds = seconds_since(t0);

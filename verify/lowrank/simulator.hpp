@@ -48,6 +48,11 @@ struct SimOptions {
   // > 0: TM's Bayes-optimal (dMMSE) baseline by Monte Carlo on this many fresh prompts per seed
   // (docs/theory.md §17.4), from its own random stream derive_seed(seed, "bayes_tm").
   int bayes_prompts = 0;
+  // Finite-D sources switched off (docs/theory.md §13.7); both false = the default data. Each
+  // keeps the D -> infinity theory unchanged.
+  bool sphere_queries = false;    // training queries rescaled to |x| = 1
+  bool fixed_norm_tasks = false;  // pretraining tasks rescaled to |w|^2 = D
+  FiniteDSwitches switches() const { return {sphere_queries, fixed_norm_tasks}; }
 
   void validate() const;  // the fields alone; InvalidParams naming the field
   // The fields and their combination with p: p.validate(), odg (Subspace with a task_spectrum),
