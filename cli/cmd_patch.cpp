@@ -114,12 +114,10 @@ P::ModelSource model_source(const Flags& f, const CLI::App& app) {
     if (hidden < 1) throw InvalidParams("mlp", "hidden width must be >= 1, got " + f.mlp);
     if (app.count("--mlp-hidden") == 0) m.spec.mlp_hidden = hidden;
   } else {
-    P::ModelConfig mc;
-    P::set_mlp(mc, f.mlp);
-    if (app.count("--act") > 0 && mc.act != m.spec.act)
+    const P::Activation act = m.spec.act;
+    m.spec.set_mlp(f.mlp);
+    if (app.count("--act") > 0 && m.spec.act != act)
       throw InvalidParams("act", f.act + " conflicts with --mlp " + f.mlp);
-    m.spec.act = mc.act;
-    m.spec.gated = mc.gated;
   }
   m.spec.causal = !f.noncausal;
   m.weights = f.weights;

@@ -354,10 +354,7 @@ FigureData fig_patch_blocks(const Settings& s) {
     m.mlp_hidden = s.quick ? 16 : 64;
     m.block = kinds[k].block;
     m.norm = kinds[k].norm;
-    P::ModelConfig mc;
-    P::set_mlp(mc, kinds[k].mlp);
-    m.act = mc.act;
-    m.gated = mc.gated;
+    m.set_mlp(kinds[k].mlp);
     o.seed = numerics::derive_seed(s.seed, "patch_blocks", k);
     o.context = s.quick ? 10 : 30;
     o.prompts = s.quick ? 2 : 8;

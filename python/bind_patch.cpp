@@ -18,6 +18,22 @@ namespace icl::python {
 
 namespace P = icl::verify::patch;
 
+namespace {
+
+// The model fields that patch_check and patch_dynamics both take (the rest keep their defaults).
+void set_model(P::ModelSpec& spec, int d, const std::string& kind, int heads, int head_dim,
+               int mlp_hidden, int mlp_depth, const std::string& act) {
+  spec.d = d;
+  spec.kind = P::layer_kind_from_string(kind);
+  spec.heads = heads;
+  spec.head_dim = head_dim;
+  spec.mlp_hidden = mlp_hidden;
+  spec.mlp_depth = mlp_depth;
+  spec.act = P::activation_from_string(act);
+}
+
+}  // namespace
+
 void bind_patch(py::module_& m) {
   m.def(
       "patch_check",
@@ -29,14 +45,8 @@ void bind_patch(py::module_& m) {
          bool controls) {
         P::CheckOptions o;
         P::ModelSpec& spec = o.model.spec;
-        spec.d = d;
+        set_model(spec, d, kind, heads, head_dim, mlp_hidden, mlp_depth, act);
         spec.layers = layers;
-        spec.kind = P::layer_kind_from_string(kind);
-        spec.heads = heads;
-        spec.head_dim = head_dim;
-        spec.mlp_hidden = mlp_hidden;
-        spec.mlp_depth = mlp_depth;
-        spec.act = P::activation_from_string(act);
         spec.residual = residual;
         spec.pre_ln = layernorm;
         spec.width = width;
@@ -44,12 +54,7 @@ void bind_patch(py::module_& m) {
         // Modern blocks (docs/patch.md §16), as `icl patch check --block --norm --mlp`.
         spec.block = P::block_kind_from_string(block);
         spec.norm = P::norm_choice_from_string(norm);
-        if (mlp != "plain") {
-          P::ModelConfig mc;
-          P::set_mlp(mc, mlp);  // gelu | relu | swiglu | geglu; InvalidParams("mlp") otherwise
-          spec.act = mc.act;
-          spec.gated = mc.gated;
-        }
+        if (mlp != "plain") spec.set_mlp(mlp);  // InvalidParams("mlp") for an unknown kind
         o.seed = seed;
         o.context = context;
         o.prompts = prompts;
@@ -116,14 +121,7 @@ void bind_patch(py::module_& m) {
          int mlp_hidden, int mlp_depth, const std::string& act, std::uint64_t seed, double tol,
          const py::object& progress) {
         P::DynamicsOptions o;
-        P::ModelSpec& spec = o.model.spec;
-        spec.d = d;
-        spec.kind = P::layer_kind_from_string(kind);
-        spec.heads = heads;
-        spec.head_dim = head_dim;
-        spec.mlp_hidden = mlp_hidden;
-        spec.mlp_depth = mlp_depth;
-        spec.act = P::activation_from_string(act);
+        set_model(o.model.spec, d, kind, heads, head_dim, mlp_hidden, mlp_depth, act);
         o.seed = seed;
         o.context = context;
         o.prompts = prompts;

@@ -160,8 +160,8 @@ void fill_observables(const Params& p, const SpectralModel& model, const Spectra
     const auto U = model.test_weighted(v, t.levels);
     const double m_C = k.ratio * U(1, 1);
     t.decomposition = protocol(m_C, k.A * U(2, 2), k.B * U(1, 2), k.C * U(0, 2));
-    t.error = st2 + 1.0 - 2.0 * m_C + k.A * U(2, 2) + k.B * U(1, 2) + k.C * U(0, 2) +
-              vt * o.qbar;
+    // = sigma_t^2 + 1 - 2 m_C + q_C + v qbar (docs/theory.md §20.1), summed by `protocol`.
+    t.error = t.decomposition.total();
     s.test_shift = t;
   }
   // Errors from the order parameters themselves (docs/theory.md §7).

@@ -151,11 +151,6 @@ std::string to_text(const Solution& s) {
   std::snprintf(buf, sizeof buf, "  sigma %g  sigma_test %g  lambda %g\n", p.sigma, p.sigma_test,
                 p.lambda);
   os << buf;
-  if (!p.task_spectrum.empty()) {
-    os << "task spectrum (eigenvalue:weight):";
-    for (const auto& a : p.task_spectrum) os << ' ' << a.position << ':' << a.mass;
-    os << '\n';
-  }
   if (p.has_test_shift()) {
     os << "shifted test tasks: ";
     if (p.test_overlap) os << "overlap C = " << *p.test_overlap << ", ";

@@ -34,6 +34,13 @@ void ModelSpec::validate() const {
   if (mlp_depth < 1) throw InvalidParams("mlp_depth", "must be >= 1, got " + std::to_string(mlp_depth));
 }
 
+void ModelSpec::set_mlp(const std::string& name) {
+  ModelConfig c;
+  patch::set_mlp(c, name);
+  act = c.act;
+  gated = c.gated;
+}
+
 ModelConfig ModelSpec::config() const {
   validate();
   ModelConfig c;

@@ -39,6 +39,9 @@ struct ModelSpec {
   bool causal = true;    // causal attention mask
   void validate() const;
   ModelConfig config() const;  // validates, then applies the width rule above
+  // The MLP kind gelu | relu | swiglu | geglu (model.hpp set_mlp): sets act and gated;
+  // InvalidParams("mlp") for another name.
+  void set_mlp(const std::string& name);
 };
 
 // Where an experiment's model comes from: a random initialisation of `spec` (seeded by the
