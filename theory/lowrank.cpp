@@ -12,6 +12,7 @@
 #include <ceres/jet.h>
 
 #include "numerics/error.hpp"
+#include "theory/saddle_map.hpp"
 #include "theory/spectral_model.hpp"
 
 namespace icl::theory {
@@ -72,8 +73,8 @@ double atom_mass(const Params& p) {
 
 namespace {
 
-constexpr int kN = 10;
-enum Index { Q, M, CHI, QBAR, CHIBAR, QH, MH, CHIH, QBARH, CHIBARH };
+using saddle_map::kN;
+using namespace saddle_map;  // the unknowns' indices Q, M, ..., CHIBARH
 
 // The spectral values the residual uses, and their z-derivatives (dR_{k,j}/dz = j R_{k,j+1}).
 struct SpectralInputs {
@@ -91,27 +92,10 @@ SpectralInputs inputs_from(const SpectralValues& v) {
 // and for Jets (the Jacobian is exact: the spectral values enter as Jets carrying dR/dz * dz/dx).
 template <typename T>
 void saddle_residual(const Params& p, const T* x, const T spec[7], T* F) {
-  const double K = p.tau / p.kappa;
-  const double nu = p.nu();
-  const double s2 = 1.0 + p.sigma * p.sigma;
-  const T& R32 = spec[0]; const T& R22 = spec[1]; const T& R12 = spec[2]; const T& R02 = spec[3];
-  const T& R21 = spec[4]; const T& R11 = spec[5]; const T& R01 = spec[6];
-  const T qh2 = x[QH] * x[QH];
-  const T A = x[MH] * x[MH] / qh2;           // mh^2 / qh^2
-  const T B = x[CHIH] / (p.kappa * qh2);     // (chih / kappa) / qh^2
-  const T C = x[CHIBARH] / (p.kappa * qh2);  // (chibarh / kappa) / qh^2
-  const T Delta = 1.0 + x[CHI] + nu * x[CHIBAR];
-  const T Etr = s2 - 2.0 * x[M] + x[Q] + nu * x[QBAR];
-  F[Q] = x[Q] - (A * R32 + B * R22 + C * R12);
-  F[M] = x[M] - (x[MH] / x[QH]) * R21;
-  F[CHI] = x[CHI] - R11 / (p.kappa * x[QH]);
-  F[QBAR] = x[QBAR] - (A * R22 + B * R12 + C * R02);
-  F[CHIBAR] = x[CHIBAR] - R01 / (p.kappa * x[QH]);
-  F[QH] = x[QH] - K / Delta;
-  F[MH] = x[MH] - K / Delta;
-  F[CHIH] = x[CHIH] - K * Etr / (Delta * Delta);
-  F[QBARH] = x[QBARH] - nu * x[QH];
-  F[CHIBARH] = x[CHIBARH] - nu * x[CHIH];
+  T phi[kN];
+  saddle_map::order_half(p, x, spec, phi);
+  saddle_map::conjugate_half(p, x, phi);
+  for (int i = 0; i < kN; ++i) F[i] = x[i] - phi[i];
 }
 
 double z_of(const Params& p, double qh, double qbarh) { return -(p.lambda + qbarh) / qh; }
@@ -521,6 +505,15 @@ Solution solve_method(const Params& p, const SolveOptions& options) {
 }
 
 }  // namespace
+
+Solution observables_at(const Params& p, const SpectralModel& model, const SpectralValues& v,
+                        const OrderParams& o) {
+  Solution s;
+  s.params = p;
+  s.order = o;
+  fill_observables(p, model, v, coefficients_of(p, o), s);
+  return s;
+}
 
 Solution solve(const Params& p, const SolveOptions& options) {
   Solution s;

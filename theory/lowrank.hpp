@@ -15,6 +15,9 @@
 
 namespace icl::theory {
 
+class SpectralModel;
+struct SpectralValues;
+
 enum class Method {
   Saddle,   // full 10-unknown replica saddle point, Ceres + GSL quadrature (default)
   Reduced,  // the scalar reduction of docs/theory.md §5 (closed-form spectral functions)
@@ -115,6 +118,13 @@ OrderParams order_from_vector(const Eigen::VectorXd& x);
 // bayes_optimal depend on p only and are always filled. A numerical failure inside
 // (quadrature, bracketing) is status NumericalFailure with the message, not an exception.
 Solution solve(const Params& p, const SolveOptions& options = {});
+
+// The observables of docs/theory.md §7-§8 (and §20) at order parameters o (q, m, qbar and the
+// conjugates are used) and spectral values v = model.at(z): mbar, m0, q0, the errors, the
+// decomposition, z, e and the shifted protocol. The last step of every method, exposed for the
+// finite-D linear response (§21). An evaluation, not a solve: the status is left as is.
+Solution observables_at(const Params& p, const SpectralModel& model, const SpectralValues& v,
+                        const OrderParams& o);
 
 // Phase structure (docs/theory.md §10).
 Regime regime(const Params& p);

@@ -1,0 +1,78 @@
+// A finite-D theory (docs/theory.md §21): the prediction of the errors at token dimension D,
+// as the D -> infinity saddle point at the integer sizes of dimension D plus the O(1/D)
+// corrections of each finite-D source that has been derived, each obtained by linearizing the
+// saddle point (§21.2) around its D -> infinity root. Nothing here is fitted to simulations.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "numerics/status.hpp"
+#include "theory/lowrank.hpp"
+#include "theory/params.hpp"
+
+namespace icl::theory {
+
+// The sources (docs/theory.md §21.1), in the order of FiniteDimResult::sources.
+//   test_context    the w w^T / L_t term of the test context's covariance (exact, §21.3)
+//   context_mean    the same rank-one term in the training context's covariance (§21.4)
+//   context_scalars the fluctuations of the training context estimate's scale along w and of
+//                   its noise level, Var = 2/L each (§21.4)
+//   query_norms     |x|^2 of the training queries, Var = 2/D (§21.4); 0 with sphere_queries
+//   task_sampling   the finite-M0 bias of the spectrum of S for tasks of fixed norm (the real
+//                   Wishart 1/M0 bias, §21.5)
+//   task_norms      the spectrum bias from the norms |w|^2/D of Gaussian tasks (§21.5); 0 with
+//                   fixed_norm_tasks
+//   task_counts     the spectrum bias from the random number of sequences per task (§21.5);
+//                   0 with balanced_assignment
+const std::vector<std::string>& finite_dim_source_names();
+
+struct FiniteDimOptions {
+  int dim = 60;  // token dimension D >= 2
+  // The simulator's switches (docs/theory.md §13.7): a source they remove is predicted as 0.
+  bool sphere_queries = false;
+  bool fixed_norm_tasks = false;
+  bool balanced_assignment = false;
+  SolveOptions solve;  // for the D -> infinity solve at the sized parameters
+  // Throws InvalidParams naming the field (dim < 2).
+  void validate() const;
+};
+
+struct FiniteDimSource {
+  std::string name;
+  // d error / d(1/D) at D -> infinity: the correction at dimension D is slope / D.
+  Errors slope;
+  Errors correction;  // slope / dim
+  // Order parameters' slopes (q, m, qbar, mbar, m0, q0; others 0).
+  OrderParams order_slope;
+};
+
+struct FiniteDimResult {
+  int dim = 0;
+  // The parameters at the integer sizes of dimension D (docs/theory.md §13.1): rho = r/D,
+  // kappa = M0/D, tau = N/D^2, alpha = L/D, alpha_test = L_t/D.
+  Params sized;
+  Solution limit;  // the D -> infinity solution at `sized`
+  numerics::Status status = numerics::Status::NotConverged;
+  std::string message;
+  double residual_norm = 0;  // of the limit solve
+  // limit + sum of the sources' corrections. NaN in every value when not converged.
+  Errors error;
+  OrderParams order;  // q, m, qbar, mbar, m0, q0 corrected; the rest as in `limit`
+  Errors slope;       // sum of the sources' slopes
+  std::vector<FiniteDimSource> sources;
+  // Finite-D effects not derived (docs/theory.md §21.6), by name: listed, never estimated.
+  std::vector<std::string> omitted;
+  bool converged() const { return status == numerics::Status::Converged; }
+};
+
+// The parameters at dimension D: each ratio replaced by its rounded integer size over D, with the
+// simulator's rounding (docs/theory.md §13.1). A task_spectrum is kept as it is.
+Params at_dimension(const Params& p, int dim);
+
+// Validates p and options (InvalidParams naming the field). The linearization needs the saddle
+// point: lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is refused, InvalidParams "lambda"),
+// and the spectrum sources need the paper's low-rank tasks (with a task_spectrum they are listed
+// in `omitted`). A limit solve that does not converge gives that status and NaN values.
+FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
+
+}  // namespace icl::theory
