@@ -59,6 +59,9 @@ void register_simulate_command(CLI::App& app) {
                 "finite-D source off: training queries rescaled to |x| = 1 (docs/theory.md §13.7)");
   sim->add_flag("--fixed-norm-tasks", f->sim.fixed_norm_tasks,
                 "finite-D source off: pretraining tasks rescaled to |w|^2 = D (docs/theory.md §13.7)");
+  sim->add_flag("--gaussian-context", f->sim.gaussian_context,
+                "finite-D source off: training context estimates from the Gaussian model "
+                "s = w + N(0, nu_w I) (docs/theory.md §13.7)");
   sim->add_flag("--no-theory", f->no_theory, "do not solve the theory (no decomposition / distribution)");
   sim->add_flag("--gd-demo", f->gd_demo, "ill-posedness demo: gradient descent from several initializations (data of seed 0)");
   sim->add_option("--gd-steps", f->gd.steps, "gradient-descent steps")->check(int_range(1, 1000000))->capture_default_str();

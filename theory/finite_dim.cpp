@@ -11,11 +11,14 @@
 #include "theory/finite_dim.hpp"
 
 #include <cmath>
+#include <functional>
+#include <stdexcept>
 #include <limits>
 
 #include <Eigen/Dense>
 
 #include "numerics/error.hpp"
+#include "numerics/spectral_integral.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/spectral_model.hpp"
 
@@ -26,8 +29,8 @@ using numerics::Status;
 
 const std::vector<std::string>& finite_dim_source_names() {
   static const std::vector<std::string> names = {
-      "test_context", "context_mean", "context_scalars", "query_norms",
-      "task_sampling", "task_norms", "task_counts"};
+      "test_context", "context_mean", "context_scalars", "context_quadratic_forms",
+      "query_norms",  "task_sampling", "task_norms",     "task_counts"};
   return names;
 }
 
@@ -65,72 +68,146 @@ struct SpectralBias {
   double T[4][3] = {};
 };
 
-// The per-sample law of the channel's scalars (docs/theory.md §21.4), per unit h = 1/D:
-// the covariance of (a - 1, eta, b - 1) (query norm |x|^2, the context estimate's scale along w,
-// its noise level) and a deterministic shift of the weight of S in Delta and E_tr.
+// The channel's scalars (docs/theory.md §21.4): per sample the query norm a = |x|^2, the context
+// estimate's scale along its task (1 + eta) and its noise level b; per task the norm
+// t = |w|^2/D and the two quadratic forms u_j = w~^T (S_- - z)^{-j} w~ / M0 (j = 1, 2) of its
+// direction w~ (|w~|^2 = D) in the spectrum of the other tasks S_-. xi holds their deviations
+// from the D -> infinity values (1, 0, 1, 1, delta_1, delta_2), delta_j = T_{0,j}/kappa.
+constexpr int kScalars = 6;
+enum Scalar { A_NORM, ETA, B_NOISE, T_NORM, U1, U2 };
+using ScalarVec = Eigen::Matrix<double, kScalars, 1>;
+using ScalarCov = Eigen::Matrix<double, kScalars, kScalars>;
+
+// The per-sample law, per unit h = 1/D: the covariance of xi and a deterministic shift of the
+// weight of S in Delta and E_tr.
 struct ChannelLaw {
-  Eigen::Matrix3d cov = Eigen::Matrix3d::Zero();
+  ScalarCov cov = ScalarCov::Zero();
   double weight_shift = 0;
 };
 
 // One source: its spectral bias, its channel law, and whether it adds the test-context term.
+// A matrix commuting with S, for low-rank tasks (docs/theory.md §21.4): on span(A) a function
+// of the eigenvalue s of S, on the complement (where S = 0) one number.
+struct MatFun {
+  std::function<double(double)> on_A = [](double) { return 0.0; };
+  double off_A = 0;
+};
+
+// Corrections, per unit h = 1/D, to the three matrices of the Gamma equation (docs/theory.md
+// §21.4): the Hessian H = qh (S - z) (+ lambda), the linear term L = mh S, the noise covariance
+// M = chih S + chibarh; their D -> infinity forms are multiples of S and I, the corrections are
+// not (they carry Sigma and the resolvent of S).
+struct MatrixCorrection {
+  MatFun H, L, M;
+  bool active = false;
+};
+
 struct Source {
   SpectralBias bias;
   ChannelLaw law;
   bool test_context = false;
+  MatrixCorrection matrix;
 };
 
-// The square-loss channel of one training sample with scalars xi = (a - 1, eta, b - 1) and S
-// weight c1 = (1 + eta)^2 + shift (docs/theory.md §21.4):
-//   Delta = 1 + a (c1 chi + nu b chibar),  E = sigma^2 + a (1 - 2 (1 + eta) m + c1 q + nu b qbar)
-//   qh = K a c1 / Delta, mh = K a (1 + eta) / Delta, qbarh = K a nu b / Delta,
-//   chih = K a c1 E / Delta^2, chibarh = K a nu b E / Delta^2.
+// The task's own overlaps as functions of (t, u1, u2), by Sherman-Morrison with
+// S = S_- + w w^T / M0 (docs/theory.md §21.4): with alpha = t u1, beta = t u2,
+//   c  = w^T (S - z)^{-1} w / D = kappa alpha / (1 + alpha),
+//   c' = w^T (S - z)^{-2} w / D = kappa beta / (1 + alpha)^2,
+//   chi_mu = c / (kappa qh),  m_mu = (mh/qh) (t + z c),
+//   q_mu = A (t + 2 z c + z^2 c') + B (c + z c') + C c'
+// (Gamma = Gbar + G_T + G_R of §8.1). Their task averages at t = 1, u = delta are chi, m, q.
+struct TaskOverlaps {
+  double chi, m, q;
+};
+TaskOverlaps task_overlaps(const Params& p, const Vec& x, double z, double t, double u1,
+                           double u2) {
+  const double qh2 = x[QH] * x[QH];
+  const double A = x[MH] * x[MH] / qh2, B = x[CHIH] / (p.kappa * qh2),
+               C = x[CHIBARH] / (p.kappa * qh2);
+  const double al = t * u1, be = t * u2;
+  const double c = p.kappa * al / (1 + al), cp = p.kappa * be / ((1 + al) * (1 + al));
+  return {c / (p.kappa * x[QH]), x[MH] / x[QH] * (t + z * c),
+          A * (t + 2 * z * c + z * z * cp) + B * (c + z * cp) + C * cp};
+}
+
+// d(chi_mu, m_mu, q_mu)/d(t, u1, u2) at (1, delta_1, delta_2): the channel sees the task
+// overlaps linearly in the task scalars; their curvature (a mean shift) belongs to the
+// spectrum's bias (§21.5), not to the channel.
+struct TaskSlopes {
+  Eigen::Matrix3d d = Eigen::Matrix3d::Zero();  // rows chi, m, q; columns t, u1, u2
+};
+TaskSlopes task_slopes(const Params& p, const Vec& x, double z, double delta1, double delta2) {
+  TaskSlopes s;
+  const double base[3] = {1, delta1, delta2};
+  for (int k = 0; k < 3; ++k) {
+    const double step = 1e-5 * std::max(1.0, std::abs(base[k]));
+    double hi[3] = {base[0], base[1], base[2]}, lo[3] = {base[0], base[1], base[2]};
+    hi[k] += step;
+    lo[k] -= step;
+    const TaskOverlaps up = task_overlaps(p, x, z, hi[0], hi[1], hi[2]);
+    const TaskOverlaps dn = task_overlaps(p, x, z, lo[0], lo[1], lo[2]);
+    s.d(0, k) = (up.chi - dn.chi) / (2 * step);
+    s.d(1, k) = (up.m - dn.m) / (2 * step);
+    s.d(2, k) = (up.q - dn.q) / (2 * step);
+  }
+  return s;
+}
+
+// The square-loss channel of one training sample (docs/theory.md §21.4), with the S weight
+// c1 = (1 + eta)^2 + shift and the task's overlaps moved linearly by its scalars:
+//   Delta = 1 + a (c1 chi_mu + nu_mu b chibar),
+//   E     = sigma^2 + a (t - 2 (1 + eta) m_mu + c1 q_mu + nu_mu b qbar),  nu_mu = (t + sigma^2)/alpha,
+//   qh = K a c1 / Delta, mh = K a (1 + eta) / Delta, qbarh = K a nu_mu b / Delta,
+//   chih = K a c1 E / Delta^2, chibarh = K a nu_mu b E / Delta^2.
 // With xi = 0 and shift = 0 these are the conjugates of §4.2 at the root.
-void channel(const Params& p, const Vec& x, const double xi[3], double shift, double out[5]) {
+void channel(const Params& p, const Vec& x, const TaskSlopes& ts, const ScalarVec& xi,
+             double shift, double out[5]) {
   const double K = p.tau / p.kappa;
-  const double nu = p.nu();
-  const double a = 1 + xi[0], e = 1 + xi[1], b = 1 + xi[2];
+  const double a = 1 + xi[A_NORM], e = 1 + xi[ETA], b = 1 + xi[B_NOISE], t = 1 + xi[T_NORM];
+  const Eigen::Vector3d task = ts.d * Eigen::Vector3d(xi[T_NORM], xi[U1], xi[U2]);
+  const double chi = x[CHI] + task[0], m = x[M] + task[1], q = x[Q] + task[2];
+  const double nu = (t + p.sigma * p.sigma) / p.alpha;
   const double c1 = e * e + shift;
-  const double Delta = 1 + a * (c1 * x[CHI] + nu * b * x[CHIBAR]);
-  const double E = p.sigma * p.sigma + a * (1 - 2 * e * x[M] + c1 * x[Q] + nu * b * x[QBAR]);
-  out[0] = K * a * c1 / Delta;
-  out[1] = K * a * e / Delta;
-  out[2] = K * a * nu * b / Delta;
-  out[3] = K * a * c1 * E / (Delta * Delta);
-  out[4] = K * a * nu * b * E / (Delta * Delta);
+  const double Delta = 1 + a * (c1 * chi + nu * b * x[CHIBAR]);
+  const double E = p.sigma * p.sigma + a * (t - 2 * e * m + c1 * q + nu * b * x[QBAR]);
+  // In the order of the unknowns: qh, mh, chih, qbarh, chibarh (out[i] is x[QH + i]).
+  out[QH - QH] = K * a * c1 / Delta;
+  out[MH - QH] = K * a * e / Delta;
+  out[CHIH - QH] = K * a * c1 * E / (Delta * Delta);
+  out[QBARH - QH] = K * a * nu * b / Delta;
+  out[CHIBARH - QH] = K * a * nu * b * E / (Delta * Delta);
 }
 
 // E over the scalars to first order in their covariance h * cov: f(0) + (h/2) sum_ij cov_ij
 // d_i d_j f(0), the second derivatives by central differences (f is a smooth rational
 // function of xi near 0; step 1e-4 leaves an error of order 1e-8 relative).
-void channel_mean(const Params& p, const Vec& x, const ChannelLaw& law, double h, double out[5]) {
+void channel_mean(const Params& p, const Vec& x, const TaskSlopes& ts, const ChannelLaw& law,
+                  double h, double out[5]) {
   const double shift = h * law.weight_shift;
-  const double zero[3] = {0, 0, 0};
-  channel(p, x, zero, shift, out);
+  channel(p, x, ts, ScalarVec::Zero(), shift, out);
   if (h == 0 || law.cov.isZero()) return;
   constexpr double d = 1e-4;
-  auto f = [&](int i, double si, int j, double sj, double r[5]) {
-    double xi[3] = {0, 0, 0};
-    xi[i] += si * d;
-    xi[j] += sj * d;
-    channel(p, x, xi, shift, r);
-  };
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) {
+  for (int i = 0; i < kScalars; ++i)
+    for (int j = 0; j < kScalars; ++j) {
       if (law.cov(i, j) == 0) continue;
-      double pp[5], pm[5], mp[5], mm[5];
-      f(i, 1, j, 1, pp);
-      f(i, 1, j, -1, pm);
-      f(i, -1, j, 1, mp);
-      f(i, -1, j, -1, mm);
+      double f[4][5];
+      const int si[4] = {1, 1, -1, -1}, sj[4] = {1, -1, 1, -1};
+      for (int k = 0; k < 4; ++k) {
+        ScalarVec xi = ScalarVec::Zero();
+        xi[i] += si[k] * d;
+        xi[j] += sj[k] * d;
+        channel(p, x, ts, xi, shift, f[k]);
+      }
       for (int k = 0; k < 5; ++k)
-        out[k] += 0.5 * h * law.cov(i, j) * (pp[k] - pm[k] - mp[k] + mm[k]) / (4 * d * d);
+        out[k] += 0.5 * h * law.cov(i, j) * (f[0][k] - f[1][k] - f[2][k] + f[3][k]) / (4 * d * d);
     }
 }
 
 class PerturbedMap {
  public:
-  PerturbedMap(const Params& p, const SpectralModel& model) : p_(p), model_(model) {}
+  // ts: the task overlaps' slopes at the D -> infinity root (constant: the map is linearized there).
+  PerturbedMap(const Params& p, const SpectralModel& model, const TaskSlopes& ts)
+      : p_(p), model_(model), ts_(ts) {}
 
   // Spectral values at z with the bias h * bias added.
   SpectralValues values(double z, const SpectralBias& bias, double h) const {
@@ -143,27 +220,83 @@ class PerturbedMap {
     return v;
   }
 
+  // The order parameters of the Gamma equation with matrix corrections h * c (low-rank tasks;
+  // docs/theory.md §21.4): Gbar = L H^{-1}, the noise's second moment M H^{-2} / kappa, and
+  //   m = tr(Gbar S)/D, q = tr((Gbar^2 + N) S)/D, qbar = tr(Gbar^2 + N)/D,
+  //   chi = tr(S H^{-1})/(kappa D), chibar = tr(H^{-1})/(kappa D),
+  //   mbar = tr(Gbar)/D, m0 = tr(Sigma Gbar)/D, q0 = tr(Sigma (Gbar^2 + N))/D,
+  // each trace rho * (integral over the spectrum of S on span(A)) + (1 - rho) * (value at S = 0).
+  // With c = 0 these are the formulas of §4.2 and §4.2's observables (a test checks it).
+  OrderParams matrix_order(const Vec& x, const MatrixCorrection& c, double h) const {
+    const double z = z_at(p_, x), k = p_.kappa, rho = p_.rho;
+    const double qh = x[QH], mh = x[MH], chih = x[CHIH], chibarh = x[CHIBARH];
+    auto H = [&](double s) { return qh * (s - z) + h * c.H.on_A(s); };
+    auto Gbar = [&](double s) { return (mh * s + h * c.L.on_A(s)) / H(s); };
+    auto N = [&](double s) { return (chih * s + chibarh + h * c.M.on_A(s)) / (k * H(s) * H(s)); };
+    const double Hoff = -qh * z + h * c.H.off_A;
+    const double Goff = h * c.L.off_A / Hoff;
+    const double Noff = (chibarh + h * c.M.off_A) / (k * Hoff * Hoff);
+    const auto& mu = model_.spectrum_on_task_subspace();
+    auto I = [&](const std::function<double(double)>& f) { return numerics::integrate(mu, f).value; };
+    const double IG = I(Gbar);
+    const double IGs = I([&](double s) { return Gbar(s) * s; });
+    const double I2 = I([&](double s) { return Gbar(s) * Gbar(s) + N(s); });
+    const double I2s = I([&](double s) { return (Gbar(s) * Gbar(s) + N(s)) * s; });
+    const double IsH = I([&](double s) { return s / H(s); });
+    const double IH = I([&](double s) { return 1 / H(s); });
+    OrderParams o = order_from_vector(x);
+    o.m = rho * IGs;
+    o.q = rho * I2s;
+    o.qbar = rho * I2 + (1 - rho) * (Goff * Goff + Noff);
+    o.chi = rho * IsH / k;
+    o.chibar = (rho * IH + (1 - rho) / Hoff) / k;
+    o.mbar = rho * IG + (1 - rho) * Goff;
+    o.m0 = IG;
+    o.q0 = I2;
+    return o;
+  }
+
   // F(x) = x - Phi_h(x); false outside the domain (z at or above the spectrum of S).
   bool residual(const Vec& x, const Source& s, double h, Vec& F) const {
     const double z = z_at(p_, x);
     if (!(x[QH] > 0) || !std::isfinite(z) || z >= model_.lower_edge()) return false;
-    const SpectralValues v = values(z, s.bias, h);
-    const double spec[7] = {v.R(3, 2), v.R(2, 2), v.R(1, 2), v.R(0, 2),
-                            v.R(2, 1), v.R(1, 1), v.R(0, 1)};
     double phi[kN];
-    order_half(p_, x.data(), spec, phi);
-    channel_mean(p_, x, s.law, h, phi + QH);
+    if (s.matrix.active) {
+      const OrderParams o = matrix_order(x, s.matrix, h);
+      phi[Q] = o.q;
+      phi[M] = o.m;
+      phi[CHI] = o.chi;
+      phi[QBAR] = o.qbar;
+      phi[CHIBAR] = o.chibar;
+    } else {
+      const SpectralValues v = values(z, s.bias, h);
+      const double spec[7] = {v.R(3, 2), v.R(2, 2), v.R(1, 2), v.R(0, 2),
+                              v.R(2, 1), v.R(1, 1), v.R(0, 1)};
+      order_half(p_, x.data(), spec, phi);
+    }
+    channel_mean(p_, x, ts_, s.law, h, phi + QH);
     for (int i = 0; i < kN; ++i) F[i] = x[i] - phi[i];
     return F.allFinite();
   }
 
-  // The observables at x with the bias h * bias (and h * q_P / alpha_t for the test context).
+  // The observables at x with the bias h * bias or the matrix corrections h * matrix (and
+  // h * q_P / alpha_t for the test context).
   bool observables(const Vec& x, const Source& s, double h, Errors& err, OrderParams& o) const {
     const double z = z_at(p_, x);
     if (!(x[QH] > 0) || !std::isfinite(z) || z >= model_.lower_edge()) return false;
-    const Solution sol = observables_at(p_, model_, values(z, s.bias, h), order_from_vector(x));
-    err = sol.error;
-    o = sol.order;
+    if (s.matrix.active) {
+      // docs/theory.md §7 with the order parameters of matrix_order.
+      o = matrix_order(x, s.matrix, h);
+      const double st2 = p_.sigma_test * p_.sigma_test;
+      const double vt = (1 + st2) / p_.effective_alpha_test();
+      err.tm = st2 + 1 - 2 * o.m + o.q + vt * o.qbar;
+      err.idg = st2 + 1 - 2 * o.m0 + o.q0 + vt * o.qbar;
+      err.odg = st2 + 1 - 2 * o.mbar + o.qbar + vt * o.qbar;
+    } else {
+      const Solution sol = observables_at(p_, model_, values(z, s.bias, h), order_from_vector(x));
+      err = sol.error;
+      o = sol.order;
+    }
     if (s.test_context) {
       // docs/theory.md §21.3: (1/L_t) tr(Gamma C Gamma^T)/D = q_P / (alpha_t D).
       const double at = p_.effective_alpha_test();
@@ -177,6 +310,7 @@ class PerturbedMap {
  private:
   const Params& p_;
   const SpectralModel& model_;
+  const TaskSlopes& ts_;
 };
 
 // --- Spectral biases of S for low-rank tasks (docs/theory.md §21.5) -----------------------
@@ -267,8 +401,10 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   r.residual_norm = r.limit.residual_norm;
   const bool low_rank = p.task_spectrum.empty();
   for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
-  r.omitted = {"context_quadratic_forms", "task_channel", "task_counts_tm", "sequences"};
-  if (!low_rank) r.omitted.insert(r.omitted.begin(), "task_spectrum_general");
+  r.omitted = {"task_weights", "task_counts_channel", "higher_order"};
+  if (!low_rank)
+    r.omitted.insert(r.omitted.begin(),
+                     {"context_quadratic_forms", "task_sampling", "task_norms", "task_counts"});
   if (!r.limit.converged()) {
     r.status = r.limit.status;
     r.message = "the D -> infinity solve did not converge: " + r.limit.message;
@@ -277,28 +413,93 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
 
   const Params& q = r.sized;
   const SpectralModel model(q);
-  const PerturbedMap map(q, model);
   const Vec x0 = to_vector(r.limit.order);
   const double z0 = z_at(q, x0);
+  const SpectralValues v0 = model.at(z0, MomentMethod::Exact);
+  const TaskSlopes ts = task_slopes(q, x0, z0, v0.T(0, 1) / q.kappa, v0.T(0, 2) / q.kappa);
+  const PerturbedMap map(q, model, ts);
 
   // The sources (docs/theory.md §21.3-§21.5), per unit h = 1/D.
-  const double alpha = q.alpha, s2 = 1 + q.sigma * q.sigma;
+  const double alpha = q.alpha, s2 = 1 + q.sigma * q.sigma, nu = q.nu(), K = q.tau / q.kappa;
   std::vector<Source> sources(r.sources.size());
-  sources[0].test_context = true;
-  sources[1].law.weight_shift = 1 / alpha;  // E[s s^T] = (1 + 1/L) w w^T + nu I
-  // context_scalars: eta and b of variance 2/L, covariance 2/(L (1 + sigma^2)); the along-w noise
-  // deficit (-1/L) with the mean of eta^2 (+2/L) is context_mean's +1/L, removed here.
-  sources[2].law.cov(1, 1) = sources[2].law.cov(2, 2) = 2 / alpha;
-  sources[2].law.cov(1, 2) = sources[2].law.cov(2, 1) = 2 / (alpha * s2);
-  sources[2].law.weight_shift = -2 / alpha;
-  if (!options.sphere_queries) sources[3].law.cov(0, 0) = 2.0;  // Var |x|^2 = 2/D
+  auto source = [&](const std::string& name) -> Source& {
+    for (std::size_t k = 0; k < r.sources.size(); ++k)
+      if (r.sources[k].name == name) return sources[k];
+    throw std::logic_error("finite_dim: no source " + name);
+  };
+  source("test_context").test_context = true;
+  if (!options.gaussian_context) {
+    source("context_mean").law.weight_shift = 1 / alpha;  // E[s s^T] = (1 + 1/L) w w^T + nu I
+    // context_scalars: eta and b of variance 2/L, covariance 2/(L (1 + sigma^2)); the along-w
+    // noise deficit (-1/L) with the mean of eta^2 (+2/L) is context_mean's +1/L, removed here.
+    Source& cs = source("context_scalars");
+    cs.law.cov(ETA, ETA) = cs.law.cov(B_NOISE, B_NOISE) = 2 / alpha;
+    cs.law.cov(ETA, B_NOISE) = cs.law.cov(B_NOISE, ETA) = 2 / (alpha * s2);
+    cs.law.weight_shift = -2 / alpha;
+  }
+  if (!options.sphere_queries) source("query_norms").law.cov(A_NORM, A_NORM) = 2.0;  // Var |x|^2
   if (low_rank) {
+    const double rho = q.rho, kappa = q.kappa;
     auto wishart = [&](double z) { return wishart_dT01(q, model, z); };
-    auto norms = [&](double z) { return mixture_dT01(q, model, z, 2 / q.rho); };
-    auto counts = [&](double z) { return mixture_dT01(q, model, z, q.kappa / q.tau); };
-    sources[4].bias = bias_from(q, z0, [&](double z) { return wishart(z) - norms(z); });
-    if (!options.fixed_norm_tasks) sources[5].bias = bias_from(q, z0, norms);
-    if (!options.balanced_assignment) sources[6].bias = bias_from(q, z0, counts);
+    auto norms = [&](double z) { return mixture_dT01(q, model, z, 2 / rho); };
+    auto counts = [&](double z) { return mixture_dT01(q, model, z, kappa / q.tau); };
+
+    // Commuting functions of S at the root (docs/theory.md §8.1, §21.4): the response
+    // G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
+    const double qh2 = x0[QH] * x0[QH], kq = kappa * x0[QH], ratio = x0[MH] / x0[QH];
+    const double cA = x0[MH] * x0[MH] / qh2, cB = x0[CHIH] / (kappa * qh2),
+                 cC = x0[CHIBARH] / (kappa * qh2);
+    auto G = [=](double s) { return 1 / (kq * (s - z0)); };
+    auto Gb = [=](double s) { return ratio * s / (s - z0); };
+    auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z0) * (s - z0)); };
+    const auto& mu = model.spectrum_on_task_subspace();
+    auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S)
+      return rho * numerics::integrate(mu, f).value + (1 - rho) * f(0.0);
+    };
+    const double Dl = 1 + x0[CHI] + nu * x0[CHIBAR];
+    const double Etr = q.sigma * q.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR];
+
+    // context_quadratic_forms (docs/theory.md §21.4): the context noise n ~ N(0, nu I) enters
+    // Delta = 1 + s^T G s/D and the residual through quadratic forms; Stein's lemma gives the
+    // matrix terms, the variance and covariance of the forms the scalar ones:
+    //   D Var(Delta) = 4 nu tr(S G^2)/D + 2 nu^2 tr(G^2)/D,
+    //   D Cov(E, Delta) = -4 nu tr(S (Gbar - P) G)/D + 2 nu^2 tr(P G)/D.
+    const double VQ = 4 * nu * tr([&](double s) { return s * G(s) * G(s); }) +
+                      2 * nu * nu * tr([&](double s) { return G(s) * G(s); });
+    const double CQ = -4 * nu * tr([&](double s) { return s * (Gb(s) - P(s)) * G(s); }) +
+                      2 * nu * nu * tr([&](double s) { return P(s) * G(s); });
+    const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl;
+    MatrixCorrection& qf = source("context_quadratic_forms").matrix;
+    qf.active = true;
+    qf.H.on_A = [=](double s) {
+      return K * ((s + nu) * VQ / D3 - (2 / D2) * (2 * nu * s + nu * nu) * G(s));
+    };
+    qf.H.off_A = K * (nu * VQ / D3 - (2 / D2) * nu * nu * G(0));
+    qf.L.on_A = [=](double s) { return K * (s * VQ / D3 - (2 * nu / D2) * s * G(s)); };
+    qf.L.off_A = 0;
+    const double scal = -2 * CQ / D3 + 3 * Etr * VQ / D4;
+    qf.M.on_A = [=](double s) {
+      return K * ((s + nu) * scal - 4 * nu * s * (Gb(s) - P(s)) / D2 -
+                  8 * nu * Etr * s * G(s) / D3 + 2 * nu * nu * P(s) / D2 -
+                  4 * nu * nu * Etr * G(s) / D3);
+    };
+    qf.M.off_A = K * (nu * scal + 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3);
+
+    Source& sampling = source("task_sampling");
+    sampling.bias = bias_from(q, z0, [&](double z) { return wishart(z) - norms(z); });
+    // The direction of a task uniform on the sphere of span(A): Cov(u_i, u_j) =
+    // 2 (T_{0,i+j} - T_{0,i} T_{0,j}) / (rho kappa^2) per unit 1/D (quadratic forms of a uniform
+    // vector; docs/theory.md §21.4).
+    for (int i = 1; i <= 2; ++i)
+      for (int j = 1; j <= 2; ++j)
+        sampling.law.cov(U1 + i - 1, U1 + j - 1) =
+            2 * (v0.T(0, i + j) - v0.T(0, i) * v0.T(0, j)) / (rho * kappa * kappa);
+    if (!options.fixed_norm_tasks) {
+      Source& nrm = source("task_norms");
+      nrm.bias = bias_from(q, z0, norms);
+      nrm.law.cov(T_NORM, T_NORM) = 2 / rho;  // Var |w|^2/D = 2/r
+    }
+    if (!options.balanced_assignment) source("task_counts").bias = bias_from(q, z0, counts);
   }
 
   // The Jacobian of the unperturbed residual at the root, by central differences.
@@ -324,35 +525,47 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   // |F0|: the root of the Exact-moment map (the limit was solved with options.solve's moments).
   r.residual_norm = std::max(r.residual_norm, F0.norm());
 
+  // The slope of one source: dx/dh = -J^{-1} dF/dh, then d(observables)/dh, both by central
+  // differences in h (the perturbed map is linear in h up to the context's weight shift).
   constexpr double h0 = 1e-4;
-  r.error = r.limit.error;
-  r.order = r.limit.order;
-  const double D = options.dim;
-  for (std::size_t k = 0; k < sources.size(); ++k) {
+  auto respond = [&](const Source& src, Errors& slope, OrderParams& os) {
     Vec Fp, Fm;
-    if (!map.residual(x0, sources[k], h0, Fp) || !map.residual(x0, sources[k], -h0, Fm)) {
-      ok = false;
-      break;
-    }
+    if (!map.residual(x0, src, h0, Fp) || !map.residual(x0, src, -h0, Fm)) return false;
     const Vec dx = -lu.solve((Fp - Fm) / (2 * h0));
     Errors ep, em;
     OrderParams op, om;
-    if (!map.observables(x0 + h0 * dx, sources[k], h0, ep, op) ||
-        !map.observables(x0 - h0 * dx, sources[k], -h0, em, om)) {
-      ok = false;
-      break;
-    }
-    auto d = [](double a, double b) { return (a - b) / (2 * h0); };
+    if (!map.observables(x0 + h0 * dx, src, h0, ep, op) ||
+        !map.observables(x0 - h0 * dx, src, -h0, em, om))
+      return false;
+    auto d = [](double a, double b) { return (a - b) / (2 * 1e-4); };  // h0
+    slope.tm += d(ep.tm, em.tm);
+    slope.idg += d(ep.idg, em.idg);
+    slope.odg += d(ep.odg, em.odg);
+    os.q += d(op.q, om.q);
+    os.m += d(op.m, om.m);
+    os.qbar += d(op.qbar, om.qbar);
+    os.mbar += d(op.mbar, om.mbar);
+    os.m0 += d(op.m0, om.m0);
+    os.q0 += d(op.q0, om.q0);
+    return true;
+  };
+  r.error = r.limit.error;
+  r.order = r.limit.order;
+  const double D = options.dim;
+  for (std::size_t k = 0; k < sources.size() && ok; ++k) {
     FiniteDimSource& s = r.sources[k];
-    s.slope = {d(ep.tm, em.tm), d(ep.idg, em.idg), d(ep.odg, em.odg)};
-    s.correction = {s.slope.tm / D, s.slope.idg / D, s.slope.odg / D};
+    s.slope = {0, 0, 0};
     s.order_slope = OrderParams{};
-    s.order_slope.q = d(op.q, om.q);
-    s.order_slope.m = d(op.m, om.m);
-    s.order_slope.qbar = d(op.qbar, om.qbar);
-    s.order_slope.mbar = d(op.mbar, om.mbar);
-    s.order_slope.m0 = d(op.m0, om.m0);
-    s.order_slope.q0 = d(op.q0, om.q0);
+    // Linear response is additive: the matrix corrections go through their own evaluation.
+    Source scalar = sources[k];
+    scalar.matrix = MatrixCorrection{};
+    ok = respond(scalar, s.slope, s.order_slope);
+    if (ok && sources[k].matrix.active) {
+      Source matrix;
+      matrix.matrix = sources[k].matrix;
+      ok = respond(matrix, s.slope, s.order_slope);
+    }
+    s.correction = {s.slope.tm / D, s.slope.idg / D, s.slope.odg / D};
     r.slope.tm += s.slope.tm;
     r.slope.idg += s.slope.idg;
     r.slope.odg += s.slope.odg;
@@ -375,5 +588,26 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   r.message = "D -> infinity root at the sizes of D, plus the O(1/D) term of each derived source";
   return r;
 }
+
+namespace detail {
+
+double matrix_path_gap(const Params& p) {
+  const Solution sol = solve(p, {});
+  if (!sol.converged()) return std::numeric_limits<double>::infinity();
+  const SpectralModel model(p);
+  const TaskSlopes ts;
+  const PerturbedMap map(p, model, ts);
+  const Vec x = to_vector(sol.order);
+  const OrderParams a = map.matrix_order(x, MatrixCorrection{}, 0);
+  const Solution b = observables_at(p, model, model.at(z_at(p, x), MomentMethod::Exact), sol.order);
+  double gap = 0;
+  for (double d : {a.q - sol.order.q, a.m - sol.order.m, a.chi - sol.order.chi,
+                   a.qbar - sol.order.qbar, a.chibar - sol.order.chibar, a.mbar - b.order.mbar,
+                   a.m0 - b.order.m0, a.q0 - b.order.q0})
+    gap = std::max(gap, std::abs(d));
+  return gap;
+}
+
+}  // namespace detail
 
 }  // namespace icl::theory

@@ -32,6 +32,7 @@ struct FiniteDimOptions {
   bool sphere_queries = false;
   bool fixed_norm_tasks = false;
   bool balanced_assignment = false;
+  bool gaussian_context = false;  // context_mean and context_scalars off
   SolveOptions solve;  // for the D -> infinity solve at the sized parameters
   // Throws InvalidParams naming the field (dim < 2).
   void validate() const;
@@ -74,5 +75,12 @@ Params at_dimension(const Params& p, int dim);
 // and the spectrum sources need the paper's low-rank tasks (with a task_spectrum they are listed
 // in `omitted`). A limit solve that does not converge gives that status and NaN values.
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
+
+namespace detail {
+// Test hook (docs/theory.md §21.4): the largest difference between the order parameters of the
+// matrix path (integrals over the spectrum of S on span(A)) without corrections and those of the
+// saddle-point map (resolvent moments) at the D -> infinity root of p (low-rank tasks).
+double matrix_path_gap(const Params& p);
+}  // namespace detail
 
 }  // namespace icl::theory

@@ -1,6 +1,7 @@
 #include "theory/spectral_model.hpp"
 
 #include <limits>
+#include <stdexcept>
 
 namespace icl::theory {
 
@@ -62,6 +63,11 @@ numerics::ResolventMoments SpectralModel::weighted(double z, const numerics::Res
   for (int k = 1; k <= 3; ++k)
     for (int j = 1; j <= 4; ++j) T.r[k][j] = T.r[k - 1][j - 1] + z * T.r[k - 1][j];
   return T;
+}
+
+const numerics::SpectralMeasure& SpectralModel::spectrum_on_task_subspace() const {
+  if (!S_A_) throw std::logic_error("spectrum_on_task_subspace: low-rank tasks only");
+  return *S_A_;
 }
 
 SpectralValues SpectralModel::at(double z, numerics::MomentMethod method) const {

@@ -39,6 +39,9 @@ class SpectralModel {
   double lower_edge() const { return lower_edge_; }
   const numerics::SpectralMeasure& spectrum_of_S() const { return *S_; }
   bool low_rank() const { return S_A_ != nullptr; }
+  // Low rank only: the spectrum of S on span(A) (a probability measure; T_{k,j} are its
+  // resolvent moments). Throws std::logic_error for a general task spectrum.
+  const numerics::SpectralMeasure& spectrum_on_task_subspace() const;
   // U_{k,j}(z) = (1/D) tr C S^k (S - z)^{-j} for a test covariance C that shares the eigenbasis
   // of Sigma, given by its eigenvalue t'_k on each population level (Params::test_eigenvalues),
   // from the values v = at(z, ...) (docs/theory.md §20.2). Low rank: C = l_A P_A + l_perp

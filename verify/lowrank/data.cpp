@@ -126,7 +126,7 @@ MatrixXd haar_orthonormal(int D, int r, Rng& rng) {
 }
 
 VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng,
-                               Sampler sampler) {
+                               Sampler sampler, bool gaussian) {
   const Eigen::Index D = w.size();
   const double sd = 1.0 / std::sqrt(double(D));
   Normal nd(rng);
@@ -150,6 +150,11 @@ VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng,
   }
   VectorXd g(D);
   nd.fill(g.data(), D, 1.0);
+  if (gaussian) {
+    // docs/theory.md §13.7: s = w + sqrt(nu_w) g, the same draws (c1, c2 unused).
+    const double nu_w = (double(D) / L) * (wn * wn / double(D) + sigma * sigma);
+    return w + std::sqrt(nu_w) * g;
+  }
   g -= what.dot(g) * what;
   return (double(D) / L) * (c1 * what + std::sqrt(c2 / double(D)) * g);
 }
@@ -207,7 +212,8 @@ Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignme
   VectorXd w(n.D);
   for (int i = 0; i < n.N; ++i) {
     w = d.W.col(d.task[i]);
-    const VectorXd s = draw_context_estimate(w, n.L, p.sigma, rng, sampler);
+    const VectorXd s =
+        draw_context_estimate(w, n.L, p.sigma, rng, sampler, switches.gaussian_context);
     nd.fill(x.data(), n.D, sd);
     if (switches.sphere_queries) x /= x.norm();  // §13.7: |x| = 1, E[x x^T] = I/D unchanged
     d.X.row(i) = x.transpose();

@@ -89,12 +89,18 @@ struct Dataset {
 struct FiniteDSwitches {
   bool sphere_queries = false;    // training queries x rescaled to |x| = 1 (uniform on the sphere)
   bool fixed_norm_tasks = false;  // pretraining tasks rescaled to |w|^2 = D exactly
+  // The training context estimate drawn from the theory's Gaussian model s = w + sqrt(nu_w) g
+  // (nu_w = (|w|^2/D + sigma^2) D/L, g ~ N(0, I_D)): no w w^T/L term, no fluctuation of its scale
+  // or noise level (factorized sampler only; the same draws, g used unprojected).
+  bool gaussian_context = false;
 };
 
 MatrixXd haar_orthonormal(int D, int r, Rng& rng);  // QR of a Gaussian, sign-fixed
 Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
                  Sampler sampler, const FiniteDSwitches& switches = {});
 // One context estimate for task w with L pairs and label-noise std sigma.
-VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng, Sampler sampler);
+// gaussian: the Gaussian model of FiniteDSwitches::gaussian_context (Factorized only).
+VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng, Sampler sampler,
+                               bool gaussian = false);
 
 }  // namespace icl::verify::lowrank

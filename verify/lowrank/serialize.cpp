@@ -14,12 +14,19 @@ namespace {
 
 // The finite-D switches (docs/theory.md §13.7), written only when one is on so that the default
 // JSON and text are unchanged.
-void put_switches(ordered_json& j, bool sphere_queries, bool fixed_norm_tasks) {
-  if (sphere_queries || fixed_norm_tasks)
+void put_switches(ordered_json& j, bool sphere_queries, bool fixed_norm_tasks,
+                  bool gaussian_context = false) {
+  if (sphere_queries || fixed_norm_tasks || gaussian_context) {
     j["finite_d_switches"] = {{"sphere_queries", sphere_queries},
                               {"fixed_norm_tasks", fixed_norm_tasks}};
+    if (gaussian_context) j["finite_d_switches"]["gaussian_context"] = true;
+  }
 }
-std::string switches_line(bool sphere_queries, bool fixed_norm_tasks) {
+std::string switches_line(bool sphere_queries, bool fixed_norm_tasks,
+                          bool gaussian_context = false) {
+  if (gaussian_context)
+    return "finite-D source off: Gaussian context estimates (docs/theory.md §13.7)\n" +
+           switches_line(sphere_queries, fixed_norm_tasks);
   if (!sphere_queries && !fixed_norm_tasks) return "";
   return std::string("finite-D sources off:") + (sphere_queries ? " queries on the sphere" : "") +
          (sphere_queries && fixed_norm_tasks ? "," : "") +
@@ -148,7 +155,7 @@ ordered_json to_json(const SimulationResult& r) {
   j["assignment"] = to_string(o.assignment);
   j["sampler"] = to_string(o.sampler);
   j["solver"] = to_string(o.solver);
-  put_switches(j, o.sphere_queries, o.fixed_norm_tasks);
+  put_switches(j, o.sphere_queries, o.fixed_norm_tasks, o.gaussian_context);
   if (r.theory) {
     j["theory"] = theory::to_json(*r.theory);
     if (r.theory->converged()) j["decomposition"]["theory"] = j["theory"]["decomposition"];
@@ -172,7 +179,8 @@ std::string to_text(const SimulationResult& r) {
                   theory::task_description(r.params).c_str(), n.D);
     os << line;
   }
-  os << switches_line(r.options.sphere_queries, r.options.fixed_norm_tasks);
+  os << switches_line(r.options.sphere_queries, r.options.fixed_norm_tasks,
+                      r.options.gaussian_context);
   if (!r.converged()) os << "status " << numerics::to_string(r.status) << ": " << r.message << "\n";
   std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.",
                 "theory");

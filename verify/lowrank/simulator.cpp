@@ -116,6 +116,8 @@ void SimOptions::validate() const {
     throw InvalidParams("histogram_bins", "must be >= 2, got " + std::to_string(histogram_bins));
   if (bayes_prompts < 0)
     throw InvalidParams("bayes_prompts", "must be >= 0, got " + std::to_string(bayes_prompts));
+  if (gaussian_context && sampler != Sampler::Factorized)
+    throw InvalidParams("gaussian_context", "needs the factorized sampler");
 }
 
 void SimOptions::validate(const theory::Params& p) const {

@@ -52,7 +52,8 @@ struct SimOptions {
   // keeps the D -> infinity theory unchanged.
   bool sphere_queries = false;    // training queries rescaled to |x| = 1
   bool fixed_norm_tasks = false;  // pretraining tasks rescaled to |w|^2 = D
-  FiniteDSwitches switches() const { return {sphere_queries, fixed_norm_tasks}; }
+  bool gaussian_context = false;  // training context estimates from the Gaussian model
+  FiniteDSwitches switches() const { return {sphere_queries, fixed_norm_tasks, gaussian_context}; }
 
   void validate() const;  // the fields alone; InvalidParams naming the field
   // The fields and their combination with p: p.validate(), odg (Subspace with a task_spectrum),
