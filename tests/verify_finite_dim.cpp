@@ -125,7 +125,7 @@ TEST_CASE("verify reports the finite-D prediction at every D, equal to solve_fin
   }
 }
 
-TEST_CASE("the finite-D prediction follows the simulation's switches") {
+TEST_CASE("verify computes the finite-D prediction with the simulation's switches") {
   SimOptions so;
   so.dim = 24;
   so.sphere_queries = true;
