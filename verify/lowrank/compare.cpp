@@ -254,6 +254,13 @@ std::optional<DimSummary> decode(const std::vector<double>& v) {
   return d;
 }
 
+// (mean - reference) / se, the z-score of every comparison: 0 when se = 0 (a deterministic
+// quantity), NaN when the reference is (a prediction that did not converge).
+double z_score(const numerics::Estimate& e, double reference) {
+  if (std::isnan(reference)) return reference;
+  return e.sem > 0 ? (e.mean - reference) / e.sem : 0.0;
+}
+
 ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Solution& th,
                           const std::vector<DimSummary>& sims, const VerifyOptions& o) {
   ComparisonRow row;
@@ -268,7 +275,7 @@ ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Soluti
     pd.seeds = o.seeds[k];
     pd.mean = st.mean;
     pd.sem = st.sem;
-    pd.z = st.sem > 0 ? (st.mean - row.theory) / st.sem : 0.0;
+    pd.z = z_score(st, row.theory);
     pd.rel = (st.mean - row.theory) / std::max(std::abs(row.theory), 1e-12);
     row.dims.push_back(pd);
     dims.push_back(o.dims[k]);
@@ -284,13 +291,86 @@ ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Soluti
   return row;
 }
 
+// The simulation of a grid point at dims[k]. Its seeds derive from (base_seed, D) alone, so a
+// kept summary is the one this run would compute.
+SimOptions sim_options(const VerifyOptions& o, std::size_t k, const theory::Solution& th,
+                       bool ridgeless) {
+  SimOptions so;
+  so.dim = o.dims[k];
+  so.seeds = o.seeds[k];
+  so.threads = o.threads;
+  so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
+  so.theory = theory_ref(th);
+  so.min_norm = ridgeless;
+  so.sphere_queries = o.sphere_queries;
+  so.fixed_norm_tasks = o.fixed_norm_tasks;
+  return so;
+}
+
+// The simulations against the finite-D prediction at each D (docs/theory.md §14.5). The
+// prediction is theory, recomputed on every run (never a checkpoint unit), with the switches of
+// the simulation it is compared with.
+FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
+                                  const theory::Solution& th, bool ridgeless,
+                                  const std::vector<DimSummary>& sims) {
+  FiniteDimReport rep;
+  rep.available = true;
+  rep.status = numerics::Status::Converged;
+  for (std::size_t k = 0; k < sims.size(); ++k) {
+    const std::string at = "D = " + std::to_string(o.dims[k]);
+    theory::FiniteDimResult fd;
+    try {
+      fd = theory::solve_finite_dim(gp.params, finite_dim_options(sim_options(o, k, th, ridgeless)));
+    } catch (const InvalidParams& e) {
+      // The point is outside the finite-D theory (the ridgeless tau < 1 branch): no rows.
+      FiniteDimReport none;
+      none.message = "no finite-D prediction at " + at + ": " + e.what();
+      return none;
+    }
+    if (k == 0) rep.omitted = fd.omitted;
+    if (!fd.converged() && rep.status == numerics::Status::Converged) {
+      rep.status = fd.status;
+      rep.message = "the finite-D prediction at " + at + " did not converge: " + fd.message;
+    }
+    // The prediction as a Solution, so that each quantity reads it as it reads the theory.
+    theory::Solution predicted = fd.limit;
+    predicted.error = fd.error;
+    predicted.order = fd.order;
+    for (const auto& q : compared_quantities()) {
+      const numerics::Estimate& st = *sims[k].of(q);
+      FiniteDimRow row;
+      row.dim = o.dims[k];
+      row.quantity = q.name;
+      row.prediction = q.theory(predicted);
+      row.mean = st.mean;
+      row.sem = st.sem;
+      row.z = z_score(st, row.prediction);
+      row.limit = q.theory(th);
+      row.z_limit = z_score(st, row.limit);
+      rep.rows.push_back(std::move(row));
+    }
+  }
+  return rep;
+}
+
 }  // namespace
+
+theory::FiniteDimOptions finite_dim_options(const SimOptions& so) {
+  theory::FiniteDimOptions fo;
+  fo.dim = so.dim;
+  fo.sphere_queries = so.sphere_queries;
+  fo.fixed_norm_tasks = so.fixed_norm_tasks;
+  fo.balanced_assignment = so.assignment == Assignment::Balanced;
+  return fo;
+}
 
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
                          const numerics::Progress& progress, const numerics::UnitStore& store) {
   o.validate();
   PointResult res;
   res.point = gp;
+  // Replaced once every simulation has converged (finite_dim_report).
+  res.finite_dim.message = "not compared: the point's theory or a simulation did not converge";
   // lambda = 0 below tau = 1: the ridge solution tends to the minimum-norm one as lambda -> 0+,
   // whose D -> infinity limit is the ridgeless Letey/Lu branch (TM and order parameters from the
   // ridgeless limit of the replica solution, theory/lowrank.cpp).
@@ -305,22 +385,14 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
   }
   std::vector<DimSummary> sims;
   for (std::size_t k = 0; k < o.dims.size(); ++k) {
-    // The seeds of dimension D derive from (base_seed, D) alone, so a kept summary is the one
-    // this run would compute. Only converged simulations are kept.
+    // A kept summary is the one this run would compute (sim_options); only converged
+    // simulations are kept.
     const std::string key = "D" + std::to_string(o.dims[k]);
     std::optional<std::vector<double>> kept;
     if (store.load) kept = store.load(key);
     std::optional<DimSummary> summary = kept ? decode(*kept) : std::nullopt;
     if (!summary) {
-      SimOptions so;
-      so.dim = o.dims[k];
-      so.seeds = o.seeds[k];
-      so.threads = o.threads;
-      so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
-      so.theory = theory_ref(res.theory);
-      so.min_norm = ridgeless;
-      so.sphere_queries = o.sphere_queries;
-      so.fixed_norm_tasks = o.fixed_norm_tasks;
+      const SimOptions so = sim_options(o, k, res.theory, ridgeless);
       const auto t0 = numerics::Clock::now();
       const SimulationResult sim = run(gp.params, so);
       if (!sim.converged()) {
@@ -346,6 +418,7 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
   for (const auto& q : informational_quantities())
     if (sims.front().of(q)) res.rows.push_back(compare_row(q, false, res.theory, sims, o));
   if (!res.passed()) res.message = "theory and extrapolated simulation disagree beyond tolerance";
+  res.finite_dim = finite_dim_report(gp, o, res.theory, ridgeless, sims);
   return res;
 }
 

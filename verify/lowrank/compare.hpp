@@ -9,6 +9,7 @@
 #include "numerics/statistics.hpp"
 #include "numerics/status.hpp"
 #include "numerics/unit_store.hpp"
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "verify/lowrank/simulator.hpp"
 
@@ -93,10 +94,45 @@ struct VerifyOptions {
   void validate() const;                         // InvalidParams naming the field
 };
 
+// The finite-D theory's switches that mirror a simulation's (docs/theory.md §13.7, §21): a source
+// the simulation removes is predicted as 0, so the prediction is that of what is simulated.
+theory::FiniteDimOptions finite_dim_options(const SimOptions& so);
+
+// One simulated D and quantity against the finite-D prediction (docs/theory.md §14.5, §21) and,
+// for contrast, against the D -> infinity theory. Informational: never enforced.
+struct FiniteDimRow {
+  int dim = 0;
+  std::string quantity;  // a compared quantity that the prediction holds: error.*, order.*
+  double prediction = 0;  // solve_finite_dim at this D; NaN when it did not converge
+  double limit = 0;       // the D -> infinity theory (ComparisonRow::theory)
+  double mean = 0, sem = 0;  // the simulation at this D (as in the comparison rows)
+  double z = 0;        // (mean - prediction) / sem (0 when sem = 0; NaN with the prediction)
+  double z_limit = 0;  // (mean - limit) / sem (PerDim::z)
+};
+struct FiniteDimReport {
+  // false: no prediction at this point, `message` says why: solve_finite_dim refuses it (the
+  // ridgeless tau < 1 branch), or the point has no comparison (theory or simulation did not
+  // converge). Then there are no rows.
+  bool available = false;
+  // When available: Converged when every D's prediction converged, otherwise the first failing
+  // D's status (that D's rows hold NaN predictions and z; `message` names it).
+  numerics::Status status = numerics::Status::NotConverged;
+  std::string message;
+  // Finite-D effects the prediction leaves out (FiniteDimResult::omitted, the same at every D),
+  // e.g. "task_spectrum_general" for a general task covariance.
+  std::vector<std::string> omitted;
+  // For each simulated D (in VerifyOptions::dims order), error.{tm,idg,odg} then
+  // order.{m,q,mbar,qbar,m0,q0}.
+  std::vector<FiniteDimRow> rows;
+};
+
 struct PointResult {
   GridPoint point;
   theory::Solution theory;
   std::vector<ComparisonRow> rows;
+  // The simulations against the finite-D predictions at each D, reported next to the rows and
+  // never part of the status (docs/theory.md §14.5).
+  FiniteDimReport finite_dim;
   std::vector<double> seconds_per_dim;
   // Converged: every enforced row holds; CheckFailed: some row does not; NotConverged: the
   // theory or a simulation (a seed's CG) did not converge (message says which).

@@ -260,6 +260,60 @@ ordered_json to_json(const ComparisonRow& row) {
   return rj;
 }
 
+// The finite-D report (docs/theory.md §14.5): {available, [status], [message], [omitted],
+// [rows]}; status, omitted and rows only when a prediction exists. Rows: dim, quantity,
+// prediction, limit, mean, sem, z, z_limit.
+ordered_json to_json(const FiniteDimReport& f) {
+  ordered_json fj;
+  fj["available"] = f.available;
+  if (f.available) fj["status"] = numerics::to_string(f.status);
+  if (!f.message.empty()) fj["message"] = f.message;
+  if (!f.available) return fj;
+  fj["omitted"] = f.omitted;
+  fj["rows"] = ordered_json::array();
+  for (const auto& row : f.rows)
+    fj["rows"].push_back({{"dim", row.dim}, {"quantity", row.quantity},
+                          {"prediction", row.prediction}, {"limit", row.limit}, {"mean", row.mean}, {"sem", row.sem},
+                          {"z", row.z}, {"z_limit", row.z_limit}});
+  return fj;
+}
+
+// The text table of the finite-D report: the errors only (the order parameters are in the JSON),
+// one line per D and error.
+void finite_dim_text(std::ostringstream& text, const PointResult& pr) {
+  const FiniteDimReport& f = pr.finite_dim;
+  if (!f.available) {
+    text << "   finite D: " << f.message << "\n";
+    return;
+  }
+  text << "   finite D (informational, docs/theory.md §14.5; order parameters in --json)\n";
+  if (!f.message.empty()) text << "   " << f.message << "\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "   %4s  %-10s %-22s %-20s %s\n", "D", "quantity",
+                "sim mean +- se", "D->inf theory (z)", "finite-D prediction (z)");
+  text << line;
+  auto cell = [](double value, double z) {
+    if (std::isnan(value)) return std::string("-");
+    char c[64];
+    std::snprintf(c, sizeof c, "%.4f (%+.1f)", value, z);
+    return std::string(c);
+  };
+  for (const auto& row : f.rows) {
+    if (row.quantity.rfind("error.", 0) != 0) continue;
+    char sim[64];
+    std::snprintf(sim, sizeof sim, "%.4f +- %.4f", row.mean, row.sem);
+    std::snprintf(line, sizeof line, "   %4d  %-10s %-22s %-20s %s\n", row.dim,
+                  row.quantity.c_str(), sim, cell(row.limit, row.z_limit).c_str(),
+                  cell(row.prediction, row.z).c_str());
+    text << line;
+  }
+  if (!f.omitted.empty()) {
+    text << "   not in the prediction:";
+    for (std::size_t i = 0; i < f.omitted.size(); ++i) text << (i ? ", " : " ") << f.omitted[i];
+    text << "\n";
+  }
+}
+
 ordered_json to_json(const PointResult& r) {
   ordered_json pj;
   pj["label"] = r.point.label;
@@ -270,6 +324,7 @@ ordered_json to_json(const PointResult& r) {
   pj["seconds_per_dim"] = r.seconds_per_dim;
   if (!r.message.empty()) pj["message"] = r.message;
   for (const auto& row : r.rows) pj["rows"].push_back(to_json(row));
+  pj["finite_dim"] = to_json(r.finite_dim);
   return pj;
 }
 
@@ -326,6 +381,7 @@ std::string to_text(const VerifyResult& r) {
                     !row.enforced ? "(info)" : (row.passed() ? "ok" : "FAIL"));
       text << line;
     }
+    finite_dim_text(text, pr);
   }
   return text.str();
 }

@@ -28,7 +28,7 @@ std::string to_text(const SimulationResult& r);  // the `icl simulate` report
 nlohmann::ordered_json to_json(const GdDemoResult& r);  // the "gd_demo" object
 
 // quick, dims, seeds, base_seed, tolerance, points[{label, params, theory, pass, status,
-// seconds_per_dim, [message], rows[...]}], pass, status, [message].
+// seconds_per_dim, [message], rows[...], finite_dim{...}}], pass, status, [message].
 nlohmann::ordered_json to_json(const VerifyResult& r);
 std::string to_text(const VerifyResult& r);  // the `icl verify` report
 

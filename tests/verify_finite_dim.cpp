@@ -1,0 +1,186 @@
+// The finite-D predictions in the verify report (docs/theory.md §14.5): one row per simulated D
+// and compared quantity, the prediction being solve_finite_dim at that D with the simulation's
+// switches, the z-scores as stated, and "not available" on the ridgeless branch.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "theory/finite_dim.hpp"
+#include "verify/lowrank/compare.hpp"
+#include "verify/lowrank/serialize.hpp"
+
+using namespace icl::verify::lowrank;
+using icl::numerics::Status;
+
+namespace {
+
+// One grid point at two small dims with few seeds: a fraction of a second. The numbers are not
+// meant to agree (D is far too small); the rows' bookkeeping is what is checked.
+VerifyOptions tiny(const GridPoint& gp, std::vector<int> dims = {8, 12}) {
+  VerifyOptions o;
+  o.dims = std::move(dims);
+  o.seeds = std::vector<int>(o.dims.size(), 4);
+  o.threads = 1;
+  o.points = {gp};
+  return o;
+}
+
+// The prediction of `quantity` read directly from a FiniteDimResult's fields.
+double field(const icl::theory::FiniteDimResult& f, const std::string& quantity) {
+  if (quantity == "error.tm") return f.error.tm;
+  if (quantity == "error.idg") return f.error.idg;
+  if (quantity == "error.odg") return f.error.odg;
+  if (quantity == "order.m") return f.order.m;
+  if (quantity == "order.q") return f.order.q;
+  if (quantity == "order.mbar") return f.order.mbar;
+  if (quantity == "order.qbar") return f.order.qbar;
+  if (quantity == "order.m0") return f.order.m0;
+  if (quantity == "order.q0") return f.order.q0;
+  FAIL("no field for " << quantity);
+  return 0;
+}
+
+const ComparisonRow& row_of(const PointResult& r, const std::string& quantity) {
+  for (const auto& row : r.rows)
+    if (row.quantity == quantity) return row;
+  FAIL("no comparison row " << quantity);
+  return r.rows.front();
+}
+
+// Every finite-D row against solve_finite_dim called directly with `fo` (dim set per row) and
+// against the comparison rows it shares the simulation and the theory with.
+void check_rows(const PointResult& r, const VerifyOptions& o,
+                icl::theory::FiniteDimOptions fo) {
+  const FiniteDimReport& f = r.finite_dim;
+  REQUIRE(f.available);
+  CHECK(f.status == Status::Converged);
+  const auto& quantities = compared_quantities();
+  REQUIRE(f.rows.size() == o.dims.size() * quantities.size());
+  for (std::size_t k = 0; k < o.dims.size(); ++k) {
+    fo.dim = o.dims[k];
+    const icl::theory::FiniteDimResult direct = icl::theory::solve_finite_dim(r.point.params, fo);
+    REQUIRE(direct.converged());
+    if (k == 0) CHECK(f.omitted == direct.omitted);
+    for (std::size_t i = 0; i < quantities.size(); ++i) {
+      const FiniteDimRow& row = f.rows[k * quantities.size() + i];
+      INFO(row.quantity << " at D = " << row.dim);
+      CHECK(row.dim == o.dims[k]);
+      CHECK(row.quantity == quantities[i].name);
+      // The same deterministic computation: equal to the last bit.
+      CHECK(row.prediction == field(direct, row.quantity));
+      const ComparisonRow& cmp = row_of(r, row.quantity);
+      CHECK(row.limit == cmp.theory);
+      CHECK(row.mean == cmp.dims[k].mean);
+      CHECK(row.sem == cmp.dims[k].sem);
+      REQUIRE(row.sem > 0);
+      // z-scores as stated (docs/theory.md §14.5); one rounding of a subtraction and a division.
+      CHECK(row.z == doctest::Approx((row.mean - row.prediction) / row.sem).epsilon(1e-14));
+      CHECK(row.z_limit == doctest::Approx((row.mean - row.limit) / row.sem).epsilon(1e-14));
+      CHECK(row.z_limit == cmp.dims[k].z);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("verify reports the finite-D prediction at every D, equal to solve_finite_dim") {
+  const GridPoint gp = verify_grid(true).front();  // the paper's point, lambda = 0, tau > 1
+  const VerifyOptions o = tiny(gp);
+  const VerifyResult res = run(o);
+  REQUIRE(res.points.size() == 1);
+  const PointResult& r = res.points.front();
+  REQUIRE(!r.rows.empty());
+  check_rows(r, o, {});
+  // The errors' predictions carry a 1/D correction (else "equal to the limit" would pass too).
+  for (const auto& row : r.finite_dim.rows)
+    if (row.quantity.rfind("error.", 0) == 0) CHECK(row.prediction != row.limit);
+
+  // JSON: the rows under points[0].finite_dim, with the same numbers.
+  const auto j = to_json(res)["points"][0]["finite_dim"];
+  CHECK(j["available"] == true);
+  CHECK(j["status"] == "converged");
+  REQUIRE(j["rows"].size() == r.finite_dim.rows.size());
+  const auto& j0 = j["rows"][0];
+  const FiniteDimRow& r0 = r.finite_dim.rows[0];
+  CHECK(j0["dim"] == r0.dim);
+  CHECK(j0["quantity"] == r0.quantity);
+  CHECK(j0["prediction"].get<double>() == r0.prediction);
+  CHECK(j0["limit"].get<double>() == r0.limit);
+  CHECK(j0["z"].get<double>() == r0.z);
+  CHECK(j0["z_limit"].get<double>() == r0.z_limit);
+  CHECK(j["omitted"].size() == r.finite_dim.omitted.size());
+
+  // Text: the table's header and one line per D and error.
+  const std::string text = to_text(res);
+  CHECK(text.find("finite-D prediction (z)") != std::string::npos);
+  for (const auto& row : r.finite_dim.rows) {
+    if (row.quantity.rfind("error.", 0) != 0) continue;
+    char line[128];  // D, quantity, sim mean +- se (the layout of serialize.cpp)
+    std::snprintf(line, sizeof line, "\n   %4d  %-10s %.4f +- %.4f", row.dim,
+                  row.quantity.c_str(), row.mean, row.sem);
+    CHECK_MESSAGE(text.find(line) != std::string::npos, "no line " << line);
+  }
+}
+
+TEST_CASE("verify computes the finite-D prediction with the simulation's switches") {
+  SimOptions so;
+  so.dim = 24;
+  so.sphere_queries = true;
+  so.assignment = Assignment::Balanced;
+  const auto fo = finite_dim_options(so);
+  CHECK(fo.dim == 24);
+  CHECK(fo.sphere_queries);
+  CHECK(!fo.fixed_norm_tasks);
+  CHECK(fo.balanced_assignment);
+  CHECK(!finite_dim_options(SimOptions{}).balanced_assignment);
+
+  const GridPoint gp = verify_grid(true).front();
+  VerifyOptions o = tiny(gp);
+  o.sphere_queries = true;
+  o.fixed_norm_tasks = true;
+  const PointResult r = verify_point(gp, o);
+  icl::theory::FiniteDimOptions on;
+  on.sphere_queries = true;
+  on.fixed_norm_tasks = true;
+  check_rows(r, o, on);
+  // The switches change the prediction: the defaults' would differ.
+  icl::theory::FiniteDimOptions off;
+  off.dim = o.dims.front();
+  const auto def = icl::theory::solve_finite_dim(gp.params, off);
+  CHECK(r.finite_dim.rows.front().prediction != def.error.tm);
+}
+
+TEST_CASE("verify on the ridgeless branch reports the finite-D prediction as not available") {
+  const auto grid = verify_grid(false);
+  const GridPoint gp = grid.back();
+  REQUIRE(ridgeless_point(gp.params));
+  const VerifyOptions o = tiny(gp);
+  const VerifyResult res = run(o);
+  const PointResult& r = res.points.front();
+  // The comparison itself is made as without the finite-D report.
+  CHECK(r.status != Status::NotConverged);
+  CHECK(r.rows.size() >= compared_quantities().size());
+  CHECK(!r.finite_dim.available);
+  CHECK(r.finite_dim.rows.empty());
+  CHECK(r.finite_dim.message.find("lambda") != std::string::npos);
+  const auto j = to_json(res)["points"][0]["finite_dim"];
+  CHECK(j["available"] == false);
+  CHECK(!j.contains("rows"));
+  CHECK(to_text(res).find("finite D: no finite-D prediction") != std::string::npos);
+}
+
+TEST_CASE("verify at a general task covariance lists the omitted spectrum source") {
+  const auto grid = verify_grid(false);
+  const auto it = std::find_if(grid.begin(), grid.end(),
+                               [](const GridPoint& g) { return !g.params.task_spectrum.empty(); });
+  REQUIRE(it != grid.end());
+  // 0.4 D an integer: the simulated spectrum is the population one (compare.cpp verify_grid).
+  const VerifyOptions o = tiny(*it, {10, 20});
+  const PointResult r = verify_point(*it, o);
+  check_rows(r, o, {});
+  const auto& om = r.finite_dim.omitted;
+  CHECK(std::find(om.begin(), om.end(), "task_spectrum_general") != om.end());
+}
