@@ -361,6 +361,7 @@ theory::FiniteDimOptions finite_dim_options(const SimOptions& so) {
   fo.sphere_queries = so.sphere_queries;
   fo.fixed_norm_tasks = so.fixed_norm_tasks;
   fo.balanced_assignment = so.assignment == Assignment::Balanced;
+  fo.gaussian_context = so.gaussian_context;
   return fo;
 }
 
