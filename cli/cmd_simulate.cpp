@@ -102,7 +102,7 @@ void register_verify_command(CLI::App& app) {
   struct Flags {
     vf::VerifyOptions options;
     bool quick = false, json = false, quiet = false, resume = false;
-    bool sphere_queries = false, fixed_norm_tasks = false;
+    bool sphere_queries = false, fixed_norm_tasks = false, gaussian_context = false;
     std::string out;
   };
   auto f = std::make_shared<Flags>();
@@ -114,6 +114,9 @@ void register_verify_command(CLI::App& app) {
                 "every simulation with training queries rescaled to |x| = 1 (docs/theory.md §13.7)");
   ver->add_flag("--fixed-norm-tasks", f->fixed_norm_tasks,
                 "every simulation with pretraining tasks rescaled to |w|^2 = D (docs/theory.md §13.7)");
+  ver->add_flag("--gaussian-context", f->gaussian_context,
+                "every simulation with context estimates from the Gaussian model (docs/theory.md "
+                "§13.7)");
   add_json_flag(*ver, f->json);
   add_out_flag(*ver, f->out, "the JSON");
   add_threads_flag(*ver, f->options.threads);
@@ -126,17 +129,19 @@ void register_verify_command(CLI::App& app) {
     o.base_seed = f->options.base_seed;
     o.sphere_queries = f->sphere_queries;
     o.fixed_norm_tasks = f->fixed_norm_tasks;
+    o.gaussian_context = f->gaussian_context;
     // With --out, each grid point's simulation at one D is kept as it finishes (--resume).
     if (f->resume && (f->out.empty() || f->out == "-"))
       throw ExitError(kExitBadInput, "--resume needs --out FILE (the checkpoint is FILE.partial/)");
     Checkpoint checkpoint;
-    if (!f->out.empty() && f->out != "-")
-      checkpoint = Checkpoint(f->out,
-                              {{"quick", f->quick},
-                               {"seed", o.base_seed},
-                               {"sphere_queries", f->sphere_queries},
-                               {"fixed_norm_tasks", f->fixed_norm_tasks}},
-                              f->resume);
+    if (!f->out.empty() && f->out != "-") {
+      nlohmann::json fingerprint = {{"quick", f->quick},
+                                    {"seed", o.base_seed},
+                                    {"sphere_queries", f->sphere_queries},
+                                    {"fixed_norm_tasks", f->fixed_norm_tasks}};
+      if (f->gaussian_context) fingerprint["gaussian_context"] = true;
+      checkpoint = Checkpoint(f->out, fingerprint, f->resume);
+    }
     numerics::Progress report;
     if (!f->quiet)
       report = [](std::size_t done, std::size_t total, const std::string&) {

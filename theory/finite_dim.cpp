@@ -43,7 +43,7 @@ Params at_dimension(const Params& p, int dim) {
   p.validate();
   // The simulator's integer sizes (docs/theory.md §13.1), each at least 1.
   const double D = dim;
-  auto size = [](double x) { return std::max(1.0, double(std::llround(x))); };
+  auto size = [](double x) { return std::max(1.0, std::round(x)); };
   Params s = p;
   if (p.task_spectrum.empty()) s.rho = size(p.rho * D) / D;
   s.kappa = size(p.kappa * D) / D;

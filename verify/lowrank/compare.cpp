@@ -304,6 +304,7 @@ SimOptions sim_options(const VerifyOptions& o, std::size_t k, const theory::Solu
   so.min_norm = ridgeless;
   so.sphere_queries = o.sphere_queries;
   so.fixed_norm_tasks = o.fixed_norm_tasks;
+  so.gaussian_context = o.gaussian_context;
   return so;
 }
 

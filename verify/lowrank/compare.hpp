@@ -90,6 +90,7 @@ struct VerifyOptions {
   // Finite-D sources switched off in every simulation (SimOptions, docs/theory.md §13.7).
   bool sphere_queries = false;
   bool fixed_norm_tasks = false;
+  bool gaussian_context = false;
   static VerifyOptions quick();    // the CI subset: smaller D, verify_grid(true)
   void validate() const;                         // InvalidParams naming the field
 };

@@ -337,7 +337,7 @@ ordered_json to_json(const VerifyResult& r) {
   j["dims"] = o.dims;
   j["seeds"] = o.seeds;
   j["base_seed"] = o.base_seed;
-  put_switches(j, o.sphere_queries, o.fixed_norm_tasks);
+  put_switches(j, o.sphere_queries, o.fixed_norm_tasks, o.gaussian_context);
   j["tolerance"] = {{"rule", "|extrapolated - theory| <= k_se * se + rel_tol * |theory| + abs_tol"},
                     {"k_se", o.k_se}, {"rel_tol", o.rel_tol}, {"abs_tol", o.abs_tol}};
   for (const auto& p : r.points) j["points"].push_back(to_json(p));
@@ -355,7 +355,7 @@ std::string to_text(const VerifyResult& r) {
     text << (k ? ", " : "") << o.dims[k] << " x " << o.seeds[k] << " seeds";
   text << "); extrapolation: weighted least squares mean(D) = a + b/D.\n"
        << "Tolerance: |a - theory| <= " << o.k_se << " se(a) + " << o.rel_tol << " |theory| + "
-       << o.abs_tol << "\n" << switches_line(o.sphere_queries, o.fixed_norm_tasks);
+       << o.abs_tol << "\n" << switches_line(o.sphere_queries, o.fixed_norm_tasks, o.gaussian_context);
   for (const auto& pr : r.points) {
     const auto& gp = pr.point;
     text << "\n== " << gp.label << "  (alpha " << gp.params.alpha << ", alpha_test "
