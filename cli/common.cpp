@@ -128,10 +128,11 @@ CLI::Option* add_fixed_norm_tasks_flag(CLI::App& app, bool& on, const std::strin
                       "finite-D source off: pretraining tasks rescaled to |w|^2 = D" + scope +
                           " (docs/theory.md §13.7)");
 }
-CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment) {
+CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment, const std::string& scope) {
   return app
       .add_option("--assignment", assignment,
-                  "task of each sequence: random (uniform with replacement) | balanced")
+                  "task of each sequence: random (uniform with replacement) | balanced (the "
+                  "task_counts source off)" + scope)
       ->check(CLI::IsMember({"random", "balanced"}))
       ->capture_default_str();
 }
@@ -144,10 +145,12 @@ void FiniteDimFlags::add_to(CLI::App& app, const std::string& other) {
                                "derived source, docs/theory.md §21)")
                     ->type_name("D")
                     ->check(int_range(kMinDim, kMaxFiniteDim));
-  const std::string scope = other.empty() ? "" : " (--finite-dim and " + other + ")";
+  const std::string scope =
+      other.empty() ? ", in the prediction of --finite-dim"
+                    : ", in the prediction of --finite-dim and in " + other;
   switches_ = {add_sphere_queries_flag(app, sphere_queries, scope),
                add_fixed_norm_tasks_flag(app, fixed_norm_tasks, scope),
-               add_assignment_flag(app, assignment)};
+               add_assignment_flag(app, assignment, scope)};
 }
 
 std::optional<theory::FiniteDimOptions> FiniteDimFlags::options(bool other_given) const {

@@ -74,11 +74,12 @@ CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string
 CLI::Option* add_sphere_queries_flag(CLI::App& app, bool& on, const std::string& scope = "");
 CLI::Option* add_fixed_norm_tasks_flag(CLI::App& app, bool& on, const std::string& scope = "");
 // --assignment random|balanced (balanced: the task_counts source off).
-CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment);
+CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment,
+                                 const std::string& scope = "");
 
 // --finite-dim D (2..kMaxFiniteDim) and the three switches: the finite-D prediction of
 // docs/theory.md §21 (theory::solve_finite_dim) next to a theory result.
-inline constexpr int kMaxFiniteDim = 1000000000;
+inline constexpr int kMaxFiniteDim = 1000000;  // beyond, the corrections are below 1e-6 x slope
 struct FiniteDimFlags {
   int dim = 0;
   bool sphere_queries = false, fixed_norm_tasks = false;

@@ -226,3 +226,25 @@ TEST_CASE("icl sweep --finite-dim: points outside the finite-D theory are nan, n
     for (const char* c : {"fd_tm", "fd_idg", "fd_odg"}) CHECK(row.at(t.column(c)) == "nan");
   }
 }
+
+TEST_CASE("icl sweep --simulate takes the switches too: the simulation runs with them") {
+  // Without --finite-dim the switches apply to the simulation alone (same names as `icl
+  // simulate`); the sidecar names them (and so does a checkpoint's options), and the simulated
+  // errors differ from a run without them at the same seed (the data were rescaled).
+  const fs::path d = scratch();
+  const std::string on = (d / "on.tsv").string(), off = (d / "off.tsv").string();
+  const std::string base = "sweep --vary alpha=1:2:2 --simulate --dim 6 --seeds 2 --quiet --out ";
+  REQUIRE(run_icl(base + on + " --sphere-queries --assignment balanced").code == 0);
+  REQUIRE(run_icl(base + off).code == 0);
+  const auto side_on = nlohmann::json::parse(slurp(on + ".json"));
+  const auto side_off = nlohmann::json::parse(slurp(off + ".json"));
+  CHECK(side_on.at("simulation").at("sphere_queries") == true);
+  CHECK(side_on.at("simulation").at("assignment") == "balanced");
+  CHECK(!side_on.at("simulation").contains("fixed_norm_tasks"));
+  CHECK(!side_off.at("simulation").contains("sphere_queries"));
+  CHECK(!side_on.contains("finite_dim"));
+  const Tsv a = parse_tsv(slurp(on)), b = parse_tsv(slurp(off));
+  CHECK(a.header == b.header);
+  CHECK(a.rows.at(0).at(a.column("sim_idg")) != b.rows.at(0).at(b.column("sim_idg")));
+  CHECK(a.rows.at(0).at(a.column("idg")) == b.rows.at(0).at(b.column("idg")));
+}
