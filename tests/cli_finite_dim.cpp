@@ -248,3 +248,25 @@ TEST_CASE("icl sweep --simulate takes the switches too: the simulation runs with
   CHECK(a.rows.at(0).at(a.column("sim_idg")) != b.rows.at(0).at(b.column("sim_idg")));
   CHECK(a.rows.at(0).at(a.column("idg")) == b.rows.at(0).at(b.column("idg")));
 }
+
+TEST_CASE("icl merge joins --finite-dim shards and sums their finite-D counts") {
+  // Shard 1 holds the point whose prediction fails (sigma = 100, as above): the shards' counts
+  // differ, which must not make them look like different runs; merged = unsharded, byte for byte.
+  const fs::path d = scratch();
+  auto path = [&](const std::string& n) { return (d / n).string(); };
+  const std::string args = "sweep --vary sigma=0.3:100:2 --finite-dim 10 --quiet --out ";
+  CHECK(run_icl(args + path("all.tsv")).code == 3);
+  CHECK(run_icl(args + path("s0.tsv") + " --shard 0/2").code == 0);
+  CHECK(run_icl(args + path("s1.tsv") + " --shard 1/2").code == 3);
+  const Run m = run_icl("merge " + path("s0.tsv") + " " + path("s1.tsv") + " --out " + path("m.tsv"));
+  REQUIRE(m.code == 0);
+  CHECK(slurp(path("m.tsv")) == slurp(path("all.tsv")));
+  const auto side = nlohmann::json::parse(slurp(path("m.tsv.json")));
+  CHECK(side.at("finite_dim").at("failed_points") == 1);
+  CHECK(side.at("finite_dim").at("not_covered_points") == 0);
+  CHECK(side.at("failed_points") == 0);
+  // Shards of another dimension are another run.
+  CHECK(run_icl("sweep --vary sigma=0.3:100:2 --finite-dim 12 --quiet --shard 1/2 --out " +
+                path("s1.tsv")).code == 3);
+  CHECK(run_icl("merge " + path("s0.tsv") + " " + path("s1.tsv") + " --out " + path("m2.tsv")).code == 2);
+}
