@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -50,10 +51,23 @@ ShardFile read_shard(const std::string& path) {
   return f;
 }
 
+// The per-shard counts of a sidecar (the sweep's, its simulation's and its finite-D
+// prediction's): they differ between shards and are summed by the merge.
+const std::vector<nlohmann::json::json_pointer>& counts() {
+  static const std::vector<nlohmann::json::json_pointer> c = {
+      nlohmann::json::json_pointer("/failed_points"),
+      nlohmann::json::json_pointer("/simulation/failed_points"),
+      nlohmann::json::json_pointer("/finite_dim/failed_points"),
+      nlohmann::json::json_pointer("/finite_dim/not_covered_points")};
+  return c;
+}
+
 // What must agree between shards: everything in the sidecar but the shard itself, the command
-// line that made it, and its failure count.
+// line that made it, and its counts.
 nlohmann::json identity(nlohmann::json side) {
-  for (const char* k : {"shard", "command", "failed_points"}) side.erase(k);
+  for (const char* k : {"shard", "command"}) side.erase(k);
+  for (const auto& c : counts())
+    if (side.contains(c)) side[c.parent_pointer()].erase(c.back());
   return side;
 }
 
@@ -78,7 +92,7 @@ void register_merge(CLI::App& app) {
     if (points < 0) throw ExitError(kExitBadInput, "'" + first.path + ".json' has no grid_points");
     std::map<long, std::string> seen_shards;
     std::map<long, const std::string*> rows;
-    long failed = 0;
+    std::vector<long> totals(counts().size(), 0);
     for (const auto& s : shards) {
       if (s.header != first.header)
         throw ExitError(kExitBadInput, "'" + s.path + "' has other columns than '" + first.path + "'");
@@ -93,7 +107,8 @@ void register_merge(CLI::App& app) {
       if (!seen_shards.emplace(i, s.path).second)
         throw ExitError(kExitBadInput, "shard " + std::to_string(i) + " given twice ('" +
                                            seen_shards[i] + "', '" + s.path + "')");
-      failed += s.sidecar.value("failed_points", 0L);
+      for (std::size_t k = 0; k < counts().size(); ++k)
+        totals[k] += s.sidecar.value(counts()[k], 0L);
       for (const auto& [idx, line] : s.rows)
         if (!rows.emplace(idx, &line).second)
           throw ExitError(kExitBadInput, "point " + std::to_string(idx) + " appears twice");
@@ -110,7 +125,8 @@ void register_merge(CLI::App& app) {
     for (const auto& [idx, line] : rows) text += *line + "\n";
     nlohmann::json side = first.sidecar;
     side["shard"] = {{"index", 0}, {"count", 1}};
-    side["failed_points"] = failed;
+    for (std::size_t k = 0; k < counts().size(); ++k)
+      if (side.contains(counts()[k])) side[counts()[k]] = totals[k];
     side["merged_from"] = opt->inputs;
     side["command"] = command_line();
     write_file_atomically(opt->out, text);

@@ -40,8 +40,7 @@ void register_simulate_command(CLI::App& app) {
   add_threads_flag(*sim, f->sim.threads);
   sim->add_option("--odg", f->odg, "ODG test tasks: isotropic N(0, I) | subspace (independent Haar subspace)")
       ->check(CLI::IsMember({"isotropic", "subspace"}))->capture_default_str();
-  sim->add_option("--assignment", f->assignment, "task of each sequence: random (uniform with replacement) | balanced")
-      ->check(CLI::IsMember({"random", "balanced"}))->capture_default_str();
+  add_assignment_flag(*sim, f->assignment);
   sim->add_option("--sampler", f->sampler, "context estimate: factorized (exact, 2L+D normals) | direct (L x D tokens)")
       ->check(CLI::IsMember({"factorized", "direct"}))->capture_default_str();
   sim->add_option("--solver", f->solver, "cg (matrix-free PCG) | direct (dense D^2 x D^2, D <= 40)")
@@ -55,13 +54,9 @@ void register_simulate_command(CLI::App& app) {
                   "TM's Bayes-optimal baseline: the posterior mean over the M0 pretraining tasks "
                   "(dMMSE) by Monte Carlo on this many fresh prompts per seed (0: off)")
       ->check(int_range(0, 10000000))->capture_default_str();
-  sim->add_flag("--sphere-queries", f->sim.sphere_queries,
-                "finite-D source off: training queries rescaled to |x| = 1 (docs/theory.md §13.7)");
-  sim->add_flag("--fixed-norm-tasks", f->sim.fixed_norm_tasks,
-                "finite-D source off: pretraining tasks rescaled to |w|^2 = D (docs/theory.md §13.7)");
-  sim->add_flag("--gaussian-context", f->sim.gaussian_context,
-                "finite-D source off: training context estimates from the Gaussian model "
-                "s = w + N(0, nu_w I) (docs/theory.md §13.7)");
+  add_sphere_queries_flag(*sim, f->sim.sphere_queries);
+  add_fixed_norm_tasks_flag(*sim, f->sim.fixed_norm_tasks);
+  add_gaussian_context_flag(*sim, f->sim.gaussian_context);
   sim->add_flag("--no-theory", f->no_theory, "do not solve the theory (no decomposition / distribution)");
   sim->add_flag("--gd-demo", f->gd_demo, "ill-posedness demo: gradient descent from several initializations (data of seed 0)");
   sim->add_option("--gd-steps", f->gd.steps, "gradient-descent steps")->check(int_range(1, 1000000))->capture_default_str();
@@ -110,13 +105,9 @@ void register_verify_command(CLI::App& app) {
       "verify", "Theory vs simulation over a fixed grid: z-scores at fixed D and a 1/D "
                 "extrapolation; exit 3 when they disagree beyond the stated tolerance");
   ver->add_flag("--quick", f->quick, "small D and two points (CI, under 2 minutes on 2 cores)");
-  ver->add_flag("--sphere-queries", f->sphere_queries,
-                "every simulation with training queries rescaled to |x| = 1 (docs/theory.md §13.7)");
-  ver->add_flag("--fixed-norm-tasks", f->fixed_norm_tasks,
-                "every simulation with pretraining tasks rescaled to |w|^2 = D (docs/theory.md §13.7)");
-  ver->add_flag("--gaussian-context", f->gaussian_context,
-                "every simulation with context estimates from the Gaussian model (docs/theory.md "
-                "§13.7)");
+  add_sphere_queries_flag(*ver, f->sphere_queries, " in every simulation");
+  add_fixed_norm_tasks_flag(*ver, f->fixed_norm_tasks, " in every simulation");
+  add_gaussian_context_flag(*ver, f->gaussian_context, " in every simulation");
   add_json_flag(*ver, f->json);
   add_out_flag(*ver, f->out, "the JSON");
   add_threads_flag(*ver, f->options.threads);

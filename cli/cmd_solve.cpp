@@ -1,11 +1,15 @@
 // icl solve: one theory solve, printing the three errors (and with --json everything, in the
-// layout of theory::to_json). Bad parameters reach main() as icl::InvalidParams (exit 2).
+// layout of theory::to_json). With --finite-dim D also the finite-D prediction at dimension D
+// (docs/theory.md §21, theory/finite_dim.hpp): a "finite_dim" block in the JSON, a "finite D"
+// section in the text. Bad parameters reach main() as icl::InvalidParams (exit 2).
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/serialize.hpp"
 
@@ -17,6 +21,7 @@ void register_solve(CLI::App& app) {
     std::string method = "saddle";
     bool json = false;
     std::string out;
+    FiniteDimFlags finite_dim;
   };
   auto opt = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("solve", "Solve the replica theory at one point: TM/IDG/ODG errors");
@@ -26,8 +31,12 @@ void register_solve(CLI::App& app) {
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
   add_json_flag(*cmd, opt->json);
   add_out_flag(*cmd, opt->out, "the JSON");
+  opt->finite_dim.add_to(*cmd);
   cmd->callback([opt] {
     const theory::Params p = opt->flags.resolve();
+    // The finite-D prediction first: a point it refuses is bad input (exit 2) before any output.
+    std::optional<theory::FiniteDimResult> fd;
+    if (const auto o = opt->finite_dim.options()) fd = opt->finite_dim.solve(p, *o);
     const theory::Solution s =
         theory::solve(p, {.method = theory::method_from_string(opt->method)});
     if (!s.converged()) {
@@ -37,10 +46,20 @@ void register_solve(CLI::App& app) {
       throw ExitError(kExitNotConverged, buf);
     }
     if (opt->json || !opt->out.empty()) {
-      emit_json(theory::to_json(s), opt->out);
-      return;
+      nlohmann::ordered_json j = theory::to_json(s);
+      if (fd) j["finite_dim"] = theory::to_json(*fd);
+      emit_json(j, opt->out);
+    } else {
+      std::cout << theory::to_text(s);
+      if (fd) std::cout << theory::to_text(*fd);
     }
-    std::cout << theory::to_text(s);
+    // Printed first (status and message, null values), as `icl simulate` does.
+    if (fd && !fd->converged()) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "finite-D prediction at --finite-dim %d: %s, residual norm %.3g (%s)",
+                    fd->dim, numerics::to_string(fd->status), fd->residual_norm, fd->message.c_str());
+      throw ExitError(kExitNotConverged, buf);
+    }
   });
 }
 

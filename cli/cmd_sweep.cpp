@@ -73,6 +73,7 @@ void register_sweep(CLI::App& app) {
   struct Options {
     ParamFlags flags;
     SimFlags sim;
+    FiniteDimFlags finite_dim;  // sweep: --finite-dim D and the switches (also for --simulate)
     std::string vary, x, y, method = "saddle", out, shard;
     bool log = false, log_x = false, log_y = false, quiet = false, resume = false;
     int threads = 0;  // phase: 0 = all cores
@@ -88,6 +89,7 @@ void register_sweep(CLI::App& app) {
   add_quiet_flag(*sweep, opt->quiet);
   sweep->add_option("--shard", opt->shard, "I/N: compute only points i with i % N == I (merge with icl merge)");
   opt->sim.add_to(*sweep);
+  opt->finite_dim.add_to(*sweep, "--simulate");
   add_resume_flag(*sweep, opt->resume);
   sweep->callback([opt] {
     const theory::Params p = opt->flags.resolve();
@@ -101,6 +103,14 @@ void register_sweep(CLI::App& app) {
         values.push_back(all_values[i]);
         index.push_back(i);
       }
+    // The switches apply to the finite-D columns and to the simulation (the same sources off).
+    const FiniteDimFlags& fdf = opt->finite_dim;
+    const auto fd_options = fdf.options(opt->sim.enabled);
+    verify::lowrank::SimOptions sim_options = opt->sim.options;
+    sim_options.sphere_queries = fdf.sphere_queries;
+    sim_options.fixed_norm_tasks = fdf.fixed_norm_tasks;
+    sim_options.gaussian_context = fdf.gaussian_context;
+    sim_options.assignment = verify::lowrank::assignment_from_string(fdf.assignment);
     nlohmann::json meta = base_meta(p, opt->method);
     meta["vary"] = range_meta(g, opt->log);
     meta["grid_points"] = all_values.size();
@@ -108,6 +118,14 @@ void register_sweep(CLI::App& app) {
     if (opt->sim.enabled)
       meta["simulation"] = {{"dim", opt->sim.options.dim}, {"seeds", opt->sim.options.seeds},
                             {"seed", opt->sim.options.base_seed}};
+    // Only when on, so that the sidecar (and a checkpoint's options) of a run without them is
+    // unchanged.
+    if (opt->sim.enabled) {
+      if (fdf.sphere_queries) meta["simulation"]["sphere_queries"] = true;
+      if (fdf.fixed_norm_tasks) meta["simulation"]["fixed_norm_tasks"] = true;
+      if (fdf.gaussian_context) meta["simulation"]["gaussian_context"] = true;
+      if (fdf.assignment != "random") meta["simulation"]["assignment"] = fdf.assignment;
+    }
     // The simulations are the long part: each point's is kept as it finishes (--resume). The
     // theory sweep is recomputed (seconds, deterministic).
     if (opt->resume && (opt->out.empty() || opt->out == "-"))
@@ -121,10 +139,37 @@ void register_sweep(CLI::App& app) {
     if (!opt->quiet && !opt->sim.enabled)
       so.progress = [&](std::size_t d, std::size_t n, const std::string&) { progress(what, d, n); };
     const std::vector<theory::Solution> sols = theory::sweep(p, g.name, values, so);
+    // The finite-D prediction per point (docs/theory.md §21): nan where it failed or does not
+    // cover the point (the ridgeless branch).
+    std::vector<theory::FiniteDimPoint> fd;
+    std::size_t fd_failed = 0, fd_not_covered = 0;
+    std::string fd_message;
+    if (fd_options) {
+      numerics::Progress fd_progress;
+      if (!opt->quiet)
+        fd_progress = [&](std::size_t d, std::size_t n, const std::string&) {
+          progress(what + " (finite D)", d, n);
+        };
+      fd = theory::finite_dim_sweep(p, g.name, values, *fd_options, fd_progress);
+      for (std::size_t i = 0; i < fd.size(); ++i) {
+        if (!fd[i].result) ++fd_not_covered;
+        else if (!fd[i].result->converged() && fd_failed++ == 0)
+          fd_message = "point " + std::to_string(index[i]) + ": " + fd[i].result->message;
+      }
+      meta["finite_dim"] = {{"dim", fd_options->dim},
+                            {"sphere_queries", fd_options->sphere_queries},
+                            {"fixed_norm_tasks", fd_options->fixed_norm_tasks},
+                            {"balanced_assignment", fd_options->balanced_assignment},
+                            {"gaussian_context", fd_options->gaussian_context},
+                            {"failed_points", fd_failed},
+                            {"not_covered_points", fd_not_covered}};
+    }
     Table t;
     t.columns = {"index", g.name};
     const bool shift = theory::any_test_shift(sols);
     for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
+    if (fd_options)
+      for (const auto& c : theory::finite_dim_columns()) t.columns.push_back(c);
     if (opt->sim.enabled)
       for (const auto& c : verify::lowrank::simulation_columns()) t.columns.push_back(c);
     std::size_t failed = 0, sim_failed = 0;
@@ -133,13 +178,17 @@ void register_sweep(CLI::App& app) {
       std::vector<double> row = {static_cast<double>(index[i]), values[i]};
       const auto r = theory::solution_row(sols[i], shift);
       row.insert(row.end(), r.begin(), r.end());
+      if (fd_options) {
+        const auto cells = theory::finite_dim_row(fd[i].result ? &*fd[i].result : nullptr);
+        row.insert(row.end(), cells.begin(), cells.end());
+      }
       if (opt->sim.enabled) {
         // Point k's seeds derive from (--seed, k) alone, so a kept point equals a recomputed one.
         const std::string unit = "point_" + std::to_string(index[i]);
         const auto kept = checkpoint.load(unit);
         std::optional<std::vector<double>> cells = kept ? numbers_from(*kept) : std::nullopt;
         if (!cells || cells->size() != verify::lowrank::simulation_columns().size()) {
-          verify::lowrank::SimOptions o = opt->sim.options;
+          verify::lowrank::SimOptions o = sim_options;
           o.base_seed = numerics::derive_seed(opt->sim.options.base_seed, index[i]);
           const auto sim = verify::lowrank::run(sols[i].params, o);
           cells = verify::lowrank::simulation_row(sim);
@@ -166,6 +215,11 @@ void register_sweep(CLI::App& app) {
       throw ExitError(kExitNotConverged, std::to_string(failed) + " of " +
                                              std::to_string(sols.size()) +
                                              " points did not converge (converged = 0, nan values)");
+    if (fd_failed)
+      throw ExitError(kExitNotConverged, std::to_string(fd_failed) + " of " +
+                                             std::to_string(sols.size()) +
+                                             " finite-D predictions failed (nan fd_* values); "
+                                             "first: " + fd_message);
   });
 
   auto* phase = app.add_subcommand("phase", "Theory on a 2-D grid (e.g. rho x kappa) with regimes, TSV");

@@ -118,6 +118,74 @@ CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& w
                         "folder is created")
       ->check(folder);
 }
+CLI::Option* add_sphere_queries_flag(CLI::App& app, bool& on, const std::string& scope) {
+  return app.add_flag("--sphere-queries", on,
+                      "finite-D source off: training queries rescaled to |x| = 1" + scope +
+                          " (docs/theory.md §13.7)");
+}
+CLI::Option* add_fixed_norm_tasks_flag(CLI::App& app, bool& on, const std::string& scope) {
+  return app.add_flag("--fixed-norm-tasks", on,
+                      "finite-D source off: pretraining tasks rescaled to |w|^2 = D" + scope +
+                          " (docs/theory.md §13.7)");
+}
+CLI::Option* add_gaussian_context_flag(CLI::App& app, bool& on, const std::string& scope) {
+  return app.add_flag("--gaussian-context", on,
+                      "finite-D source off: training context estimates from the Gaussian model "
+                      "s = w + N(0, nu_w I)" + scope + " (docs/theory.md §13.7)");
+}
+CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment, const std::string& scope) {
+  return app
+      .add_option("--assignment", assignment,
+                  "task of each sequence: random (uniform with replacement) | balanced (the "
+                  "task_counts source off)" + scope)
+      ->check(CLI::IsMember({"random", "balanced"}))
+      ->capture_default_str();
+}
+
+void FiniteDimFlags::add_to(CLI::App& app, const std::string& other) {
+  other_ = other;
+  dim_option_ = app.add_option("--finite-dim", dim,
+                               "also the finite-D prediction at token dimension D (the D -> "
+                               "infinity theory at the sizes of D plus the O(1/D) term of each "
+                               "derived source, docs/theory.md §21)")
+                    ->type_name("D")
+                    ->check(int_range(kMinDim, kMaxFiniteDim));
+  const std::string scope =
+      other.empty() ? ", in the prediction of --finite-dim"
+                    : ", in the prediction of --finite-dim and in " + other;
+  switches_ = {add_sphere_queries_flag(app, sphere_queries, scope),
+               add_fixed_norm_tasks_flag(app, fixed_norm_tasks, scope),
+               add_gaussian_context_flag(app, gaussian_context, scope),
+               add_assignment_flag(app, assignment, scope)};
+}
+
+std::optional<theory::FiniteDimOptions> FiniteDimFlags::options(bool other_given) const {
+  const bool given = dim_option_ != nullptr && dim_option_->count() > 0;
+  if (!given && !other_given)
+    for (const CLI::Option* s : switches_)
+      if (s->count() > 0)
+        throw ExitError(kExitBadInput, s->get_name() + " needs --finite-dim" +
+                                           (other_.empty() ? "" : " or " + other_));
+  if (!given) return std::nullopt;
+  theory::FiniteDimOptions o;
+  o.dim = dim;
+  o.sphere_queries = sphere_queries;
+  o.fixed_norm_tasks = fixed_norm_tasks;
+  o.balanced_assignment = assignment == "balanced";
+  o.gaussian_context = gaussian_context;
+  return o;
+}
+
+theory::FiniteDimResult FiniteDimFlags::solve(const theory::Params& p,
+                                              const theory::FiniteDimOptions& options) {
+  try {
+    return theory::solve_finite_dim(p, options);
+  } catch (const InvalidParams& e) {
+    throw ExitError(kExitBadInput, "--finite-dim " + std::to_string(options.dim) +
+                                       ": invalid parameter " + e.what());
+  }
+}
+
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what) {
   return app.add_option("--out", dir, "folder for " + what + " (created when missing)")
       ->type_name("DIR")->capture_default_str();

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "theory/finite_dim.hpp"
 #include "theory/params.hpp"
 
 namespace icl::cli {
@@ -66,6 +67,40 @@ CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& w
 // --out DIR: the one folder-valued --out (`icl figs`: one TSV + sidecar, PDF and PNG per
 // figure); created when missing.
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what);
+
+// The finite-D switches (docs/theory.md §13.7), each removing one finite-D source, with the same
+// name and meaning for the simulator and the finite-D theory (which predicts that source as 0);
+// `scope` is appended to the help (e.g. " in every simulation").
+CLI::Option* add_sphere_queries_flag(CLI::App& app, bool& on, const std::string& scope = "");
+CLI::Option* add_fixed_norm_tasks_flag(CLI::App& app, bool& on, const std::string& scope = "");
+CLI::Option* add_gaussian_context_flag(CLI::App& app, bool& on, const std::string& scope = "");
+// --assignment random|balanced (balanced: the task_counts source off).
+CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment,
+                                 const std::string& scope = "");
+
+// --finite-dim D (2..kMaxFiniteDim) and the four switches: the finite-D prediction of
+// docs/theory.md §21 (theory::solve_finite_dim) next to a theory result.
+inline constexpr int kMaxFiniteDim = 1000000;  // beyond, the corrections are below 1e-6 x slope
+struct FiniteDimFlags {
+  int dim = 0;
+  bool sphere_queries = false, fixed_norm_tasks = false, gaussian_context = false;
+  std::string assignment = "random";
+  // `other`: a flag the switches may come with instead of --finite-dim (icl sweep: --simulate,
+  // where they also apply to the simulation); empty: the switches need --finite-dim.
+  void add_to(CLI::App& app, const std::string& other = "");
+  // The options when --finite-dim is given, else nullopt. A switch given without --finite-dim
+  // (nor `other` when `other_given`) is an ExitError(2) naming it.
+  std::optional<theory::FiniteDimOptions> options(bool other_given = false) const;
+  // solve_finite_dim, with its refusal of the point (the ridgeless branch lambda = 0, tau <= 1)
+  // as an ExitError(2) naming --finite-dim and the field.
+  static theory::FiniteDimResult solve(const theory::Params& p,
+                                       const theory::FiniteDimOptions& options);
+
+ private:
+  const CLI::Option* dim_option_ = nullptr;
+  std::vector<const CLI::Option*> switches_;
+  std::string other_;
+};
 
 // START:STOP:COUNT, inclusive, COUNT in [1, 1000000]; the one range syntax of every command.
 struct RangeSpec {

@@ -26,7 +26,7 @@ namespace vl = verify::lowrank;
 vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
                            const std::string& odg, const std::string& solver, bool min_norm,
                            bool theory, int bayes_prompts, bool sphere_queries,
-                           bool fixed_norm_tasks) {
+                           bool fixed_norm_tasks, bool gaussian_context) {
   vl::SimOptions o;
   o.solve_theory = theory;
   o.dim = dim;
@@ -39,6 +39,7 @@ vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
   o.bayes_prompts = bayes_prompts;
   o.sphere_queries = sphere_queries;  // docs/theory.md §13.7
   o.fixed_norm_tasks = fixed_norm_tasks;
+  o.gaussian_context = gaussian_context;
   o.validate();
   return o;
 }
@@ -85,11 +86,11 @@ vl::LowRankSimulator make_simulator(const Params& p, int dim, int seeds, std::ui
                                     int threads, const std::string& odg,
                                     const std::string& solver, bool min_norm, bool theory,
                                     int bayes_prompts, bool sphere_queries,
-                                    bool fixed_norm_tasks) {
+                                    bool fixed_norm_tasks, bool gaussian_context) {
   p.validate();
   return vl::LowRankSimulator(p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm,
                                              theory, bayes_prompts, sphere_queries,
-                                             fixed_norm_tasks));
+                                             fixed_norm_tasks, gaussian_context));
 }
 
 }  // namespace
@@ -100,11 +101,11 @@ void bind_simulate(py::module_& m) {
       "simulate",
       [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads,
          const std::string& odg, const std::string& solver, bool min_norm, bool theory,
-         int bayes_prompts, bool sphere_queries, bool fixed_norm_tasks,
+         int bayes_prompts, bool sphere_queries, bool fixed_norm_tasks, bool gaussian_context,
          const py::object& progress) {
         return run_simulator(make_simulator(p, dim, seeds, seed, threads, odg, solver, min_norm,
                                             theory, bayes_prompts, sphere_queries,
-                                            fixed_norm_tasks),
+                                            fixed_norm_tasks, gaussian_context),
                              progress);
       },
       py::arg("params"), py::kw_only(), py::arg("dim") = defaults.dim,
@@ -112,7 +113,8 @@ void bind_simulate(py::module_& m) {
       py::arg("threads") = defaults.threads, py::arg("odg") = "isotropic",
       py::arg("solver") = "cg", py::arg("min_norm") = false, py::arg("theory") = true,
       py::arg("bayes_prompts") = 0, py::arg("sphere_queries") = false,
-      py::arg("fixed_norm_tasks") = false, py::arg("progress") = py::none(), kSimulateDoc);
+      py::arg("fixed_norm_tasks") = false, py::arg("gaussian_context") = false,
+      py::arg("progress") = py::none(), kSimulateDoc);
 
   py::class_<vl::LowRankSimulator>(
       m, "LowRankSimulator",
@@ -123,7 +125,8 @@ void bind_simulate(py::module_& m) {
            py::arg("seed") = defaults.base_seed, py::arg("threads") = defaults.threads,
            py::arg("odg") = "isotropic", py::arg("solver") = "cg", py::arg("min_norm") = false,
            py::arg("theory") = true, py::arg("bayes_prompts") = 0,
-           py::arg("sphere_queries") = false, py::arg("fixed_norm_tasks") = false)
+           py::arg("sphere_queries") = false, py::arg("fixed_norm_tasks") = false,
+           py::arg("gaussian_context") = false)
       .def("run", &run_simulator, py::kw_only(), py::arg("progress") = py::none(), kSimulateDoc)
       .def_property_readonly("params", &vl::LowRankSimulator::params, "the Params simulated")
       .def_property_readonly("dim", [](const vl::LowRankSimulator& s) { return s.options().dim; },
@@ -171,7 +174,7 @@ void bind_simulate(py::module_& m) {
       "_simulation_row",
       [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads) {
         const vl::SimOptions o = sim_options(dim, seeds, seed, threads, "isotropic", "cg",
-                                             false, false, 0, false, false);
+                                             false, false, 0, false, false, false);
         vl::SimulationResult r;
         {
           py::gil_scoped_release release;

@@ -14,6 +14,7 @@
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
 #include "python/progress.hpp"
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/params.hpp"
 #include "theory/serialize.hpp"
@@ -220,6 +221,31 @@ py::dict solutions_to_arrays(const std::vector<Solution>& sols, std::vector<py::
       out[py::str(names[c])] = fill(py::array_t<double>(shape));
   }
   return out;
+}
+
+// The finite-D options of solve_finite_dim and sweep(finite_dim=D) (docs/theory.md §21); the
+// switches without a dimension are refused, as `icl sweep` refuses them without --finite-dim.
+std::optional<theory::FiniteDimOptions> finite_dim_options(std::optional<int> dim,
+                                                           bool sphere_queries,
+                                                           bool fixed_norm_tasks,
+                                                           bool balanced_assignment,
+                                                           bool gaussian_context) {
+  if (!dim) {
+    for (const auto& [name, on] : {std::pair{"sphere_queries", sphere_queries},
+                                   std::pair{"fixed_norm_tasks", fixed_norm_tasks},
+                                   std::pair{"balanced_assignment", balanced_assignment},
+                                   std::pair{"gaussian_context", gaussian_context}})
+      if (on) throw InvalidParams(name, "needs finite_dim (the finite-D prediction's switch)");
+    return std::nullopt;
+  }
+  theory::FiniteDimOptions o;
+  o.dim = *dim;
+  o.sphere_queries = sphere_queries;
+  o.fixed_norm_tasks = fixed_norm_tasks;
+  o.balanced_assignment = balanced_assignment;
+  o.gaussian_context = gaussian_context;
+  o.validate();
+  return o;
 }
 
 // The constructor's name of the ridge, lambda_ (lambda is a Python keyword), as Params' name.
@@ -453,7 +479,11 @@ void bind_theory(py::module_& m) {
       "sweep",
       [](const Params& p, const std::string& name, const std::vector<double>& values,
          const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
-         double residual_tolerance, const py::object& progress) {
+         double residual_tolerance, const py::object& progress, std::optional<int> finite_dim,
+         bool sphere_queries, bool fixed_norm_tasks, bool balanced_assignment,
+         bool gaussian_context) {
+        const auto fd_options = finite_dim_options(finite_dim, sphere_queries, fixed_norm_tasks,
+                                                   balanced_assignment, gaussian_context);
         theory::SweepOptions o;
         o.solve = solve_options(method, moments, residual_tolerance, 200);
         o.warm_start = warm_start;
@@ -461,11 +491,29 @@ void bind_theory(py::module_& m) {
         const PyProgress report(progress, /*cancels=*/true);  // single-threaded: may unwind
         o.progress = report.function();
         std::vector<Solution> sols;
+        std::vector<theory::FiniteDimPoint> fd;
         {
           py::gil_scoped_release release;
           sols = theory::sweep(p, param_name(name), values, o);
+          // Reported as the second half of one count (a progress bar never runs backwards).
+          const auto second_half = [&](std::size_t d, std::size_t n, const std::string& what) {
+            o.progress(n + d, 2 * n, what);
+          };
+          if (fd_options)
+            fd = theory::finite_dim_sweep(p, param_name(name), values, *fd_options, second_half);
         }
         py::dict out = solutions_to_arrays(sols, {static_cast<py::ssize_t>(sols.size())});
+        if (fd_options) {  // the fd_* columns of `icl sweep --finite-dim`
+          const auto names = theory::finite_dim_columns();
+          std::vector<py::array_t<double>> cols;
+          for (std::size_t c = 0; c < names.size(); ++c)
+            cols.emplace_back(static_cast<py::ssize_t>(fd.size()));
+          for (std::size_t i = 0; i < fd.size(); ++i) {
+            const auto row = theory::finite_dim_row(fd[i].result ? &*fd[i].result : nullptr);
+            for (std::size_t c = 0; c < names.size(); ++c) cols[c].mutable_data()[i] = row[c];
+          }
+          for (std::size_t c = 0; c < names.size(); ++c) out[py::str(names[c])] = cols[c];
+        }
         py::array_t<double> v(static_cast<py::ssize_t>(values.size()));
         for (std::size_t i = 0; i < values.size(); ++i) v.mutable_data()[i] = values[i];
         out[py::str(name)] = v;
@@ -475,12 +523,38 @@ void bind_theory(py::module_& m) {
       py::arg("method") = "saddle", py::arg("moments") = "quadrature",
       py::arg("warm_start") = true, py::arg("max_halvings") = 6,
       py::arg("residual_tolerance") = 1e-10, py::arg("progress") = py::none(),
+      py::arg("finite_dim") = py::none(), py::arg("sphere_queries") = false,
+      py::arg("fixed_norm_tasks") = false, py::arg("balanced_assignment") = false,
+      py::arg("gaussian_context") = false,
       "Solve along one parameter (`name` in Params.names(), or lambda_) over `values`.\n\n"
       "Returns a dict of 1-D numpy arrays: the varied parameter under its own name, converged\n"
       "(bool), residual, iterations, tm, idg, odg, the decomposition pieces (tm_algo, tm_mem,\n"
       "tm_struct, idg_*, odg_*), the order parameters, z and e; NaN where a point did not\n"
       "converge. Every point is validated first (InvalidParams names the bad one).\n"
+      "finite_dim=D (with the switches sphere_queries, fixed_norm_tasks, balanced_assignment,\n"
+      "gaussian_context):\n"
+      "also fd_tm, fd_idg, fd_odg, the finite-D prediction per point (solve_finite_dim; NaN\n"
+      "where it failed or does not cover the point), as `icl sweep --finite-dim D`.\n"
       "progress: None or callable(done, total, what) called with the GIL after each point.");
+
+  m.def(
+      "_solve_finite_dim",
+      [](const Params& p, int dim, bool sphere_queries, bool fixed_norm_tasks,
+         bool balanced_assignment, bool gaussian_context) {
+        const auto o = *finite_dim_options(dim, sphere_queries, fixed_norm_tasks,
+                                           balanced_assignment, gaussian_context);
+        theory::FiniteDimResult r;
+        {
+          py::gil_scoped_release release;
+          r = theory::solve_finite_dim(p, o);
+        }
+        return to_python(theory::to_json(r));
+      },
+      py::arg("params"), py::arg("dim"), py::kw_only(), py::arg("sphere_queries") = false,
+      py::arg("fixed_norm_tasks") = false, py::arg("balanced_assignment") = false,
+      py::arg("gaussian_context") = false,
+      "Internal (icl_theory.solve_finite_dim): the finite-D prediction at dimension `dim`\n"
+      "(theory::solve_finite_dim, docs/theory.md §21) as the dict of its one serializer.");
 
   m.def(
       "phase_grid",

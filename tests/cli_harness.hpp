@@ -1,5 +1,6 @@
 // Running the `icl` program from tests: exit code, stdout, stderr.
 #pragma once
+#include <doctest/doctest.h>
 #include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
@@ -48,6 +49,18 @@ inline int count_lines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
   return n;
+}
+
+// A command line that must fail as bad input: exit 2, one line on stderr containing `needle`,
+// nothing on stdout. Returns the run for further checks.
+inline Run expect_bad_input(const std::string& args, const std::string& needle) {
+  CAPTURE(args);
+  const Run r = run_icl(args);
+  CHECK(r.code == 2);
+  CHECK(r.err.find(needle) != std::string::npos);
+  CHECK(count_lines(r.err) == 1);
+  CHECK(r.out.empty());
+  return r;
 }
 
 }  // namespace icl_test

@@ -13,24 +13,13 @@
 
 namespace fs = std::filesystem;
 using icl_test::count_lines;
+using icl_test::expect_bad_input;
 using icl_test::run_icl;
 using icl_test::Run;
 using icl_test::scratch;
 using icl_test::slurp;
 
 namespace {
-
-// A command line that must fail as bad input: exit 2, one line on stderr containing `needle`,
-// nothing on stdout. Returns the run for further checks.
-Run expect_bad_input(const std::string& args, const std::string& needle) {
-  CAPTURE(args);
-  const Run r = run_icl(args);
-  CHECK(r.code == 2);
-  CHECK(r.err.find(needle) != std::string::npos);
-  CHECK(count_lines(r.err) == 1);
-  CHECK(r.out.empty());
-  return r;
-}
 
 struct BadInput {
   const char* args;

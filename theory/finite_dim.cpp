@@ -392,6 +392,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
                                   "needs lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is "
                                   "not covered)");
   FiniteDimResult r;
+  r.options = options;
   r.dim = options.dim;
   r.sized = at_dimension(p, options.dim);
   r.sized.validate_for_saddle_point();

@@ -49,6 +49,7 @@ struct FiniteDimSource {
 
 struct FiniteDimResult {
   int dim = 0;
+  FiniteDimOptions options;  // as given to solve_finite_dim (its switches, for the serializers)
   // The parameters at the integer sizes of dimension D (docs/theory.md §13.1): rho = r/D,
   // kappa = M0/D, tau = N/D^2, alpha = L/D, alpha_test = L_t/D.
   Params sized;

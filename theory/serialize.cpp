@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "numerics/status.hpp"
@@ -234,6 +235,94 @@ std::vector<double> solution_row(const Solution& s, bool test_shift) {
       r.push_back(has ? v : nan);
   }
   return r;
+}
+
+namespace {
+
+// A failed finite-D result shows no values (docs/theory.md §21; its limit included).
+Errors shown(const FiniteDimResult& r, const Errors& e) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  return r.converged() ? e : Errors{nan, nan, nan};
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const FiniteDimResult& r) {
+  const OrderParams& o = r.order;
+  nlohmann::ordered_json sources = nlohmann::ordered_json::object();
+  for (const auto& s : r.sources)
+    sources[s.name] = {{"slope", error_json(shown(r, s.slope))},
+                       {"correction", error_json(shown(r, s.correction))}};
+  const bool ok = r.converged();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto val = [&](double v) { return ok ? v : nan; };
+  return {{"dim", r.dim},
+          {"status", numerics::to_string(r.status)},
+          {"message", r.message},
+          {"residual_norm", r.residual_norm},
+          {"sized", to_json(r.sized)},
+          {"error", error_json(shown(r, r.error))},
+          {"limit", error_json(shown(r, r.limit.error))},
+          {"slope", error_json(shown(r, r.slope))},
+          {"order",
+           {{"q", val(o.q)}, {"m", val(o.m)}, {"qbar", val(o.qbar)}, {"mbar", val(o.mbar)},
+            {"m0", val(o.m0)}, {"q0", val(o.q0)}}},
+          {"sources", sources},
+          {"omitted", r.omitted},
+          {"switches",
+           {{"sphere_queries", r.options.sphere_queries},
+            {"fixed_norm_tasks", r.options.fixed_norm_tasks},
+            {"balanced_assignment", r.options.balanced_assignment},
+            {"gaussian_context", r.options.gaussian_context}}}};
+}
+
+std::string to_text(const FiniteDimResult& r) {
+  std::ostringstream os;
+  char buf[512];
+  const Params& p = r.sized;
+  std::snprintf(buf, sizeof buf,
+                "\nfinite D = %d (docs/theory.md §21): sizes alpha %g  alpha_test %g  tau %g  "
+                "kappa %g  ",
+                r.dim, p.alpha, p.effective_alpha_test(), p.tau, p.kappa);
+  os << buf << task_description(p) << '\n';
+  const auto& sw = r.options;
+  if (sw.sphere_queries || sw.fixed_norm_tasks || sw.balanced_assignment || sw.gaussian_context)
+    os << "switched off:" << (sw.sphere_queries ? " sphere_queries" : "")
+       << (sw.fixed_norm_tasks ? " fixed_norm_tasks" : "")
+       << (sw.gaussian_context ? " gaussian_context" : "")
+       << (sw.balanced_assignment ? " balanced_assignment" : "") << '\n';
+  if (!r.converged()) {
+    std::snprintf(buf, sizeof buf, "%s (residual norm %.2e): no finite-D prediction: ",
+                  numerics::to_string(r.status), r.residual_norm);
+    os << buf << r.message << '\n';
+    return os.str();
+  }
+  os << "          error      limit correction\n";
+  auto line = [&](const char* name, double e, double l) {
+    std::snprintf(buf, sizeof buf, "%-5s %10.6f %10.6f %+10.6f\n", name, e, l, e - l);
+    os << buf;
+  };
+  line("TM", r.error.tm, r.limit.error.tm);
+  line("IDG", r.error.idg, r.limit.error.idg);
+  line("ODG", r.error.odg, r.limit.error.odg);
+  os << "correction per source             TM         IDG         ODG\n";
+  for (const auto& s : r.sources) {
+    std::snprintf(buf, sizeof buf, "  %-24s %+10.6f %+10.6f %+10.6f\n", s.name.c_str(),
+                  s.correction.tm, s.correction.idg, s.correction.odg);
+    os << buf;
+  }
+  os << "omitted (not derived, listed only):";
+  for (const auto& name : r.omitted) os << ' ' << name;
+  os << '\n';
+  return os.str();
+}
+
+std::vector<std::string> finite_dim_columns() { return {"fd_tm", "fd_idg", "fd_odg"}; }
+
+std::vector<double> finite_dim_row(const FiniteDimResult* r) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  if (r == nullptr || !r->converged()) return {nan, nan, nan};
+  return {r->error.tm, r->error.idg, r->error.odg};
 }
 
 }  // namespace icl::theory

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/params.hpp"
 
@@ -41,5 +42,23 @@ std::vector<std::string> solution_columns(bool test_shift = false);
 std::vector<double> solution_row(const Solution& s, bool test_shift = false);
 // Whether a table of these solutions needs the shift columns (any of them has a shifted protocol).
 bool any_test_shift(const std::vector<Solution>& solutions);
+
+// The finite-D prediction (docs/theory.md §21), the "finite_dim" block of `icl solve --json
+// --finite-dim D` and Python's FiniteDimResult.to_dict():
+// {"dim", "status", "message", "residual_norm", "sized": to_json(sized params),
+//  "error": {tm, idg, odg}, "limit": {tm, idg, odg} (the D -> infinity solution at the sized
+//  parameters), "slope": {tm, idg, odg} (d error / d(1/D)), "order": {q, m, qbar, mbar, m0, q0},
+//  "sources": {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}, ...} (in the
+//  result's order), "omitted": [name, ...], "switches": {"sphere_queries", "fixed_norm_tasks",
+//  "balanced_assignment"}}. Not converged: every value NaN (null in dump()), limit included.
+nlohmann::ordered_json to_json(const FiniteDimResult& r);
+// The "finite D = 40" section of `icl solve --finite-dim 40`: sized parameters, error, limit and
+// correction per error, one line per source (its three corrections), the omitted effects.
+// Without converged(): the status and message only.
+std::string to_text(const FiniteDimResult& r);
+// The sweep columns fd_tm, fd_idg, fd_odg: the finite-D errors; nan for a failed point and for
+// a point the finite-D theory does not cover (r == nullptr).
+std::vector<std::string> finite_dim_columns();
+std::vector<double> finite_dim_row(const FiniteDimResult* r);
 
 }  // namespace icl::theory

@@ -17,13 +17,18 @@ namespace {
 
 // The point's message names it ("alpha = 2"); built only when it is invalid, since a sweep
 // validates every point first (a formatted string per point was measurable, docs/README).
-template <class Where>
-void validate_point(const Params& p, Method method, const Where& where) {
+template <class Check, class Where>
+void validate_at(const Check& check, const Where& where) {
   try {
-    validate_for(p, method);
+    check();
   } catch (const InvalidParams& e) {
     throw InvalidParams(e.field(), e.detail() + " (at " + where() + ")");
   }
+}
+
+template <class Where>
+void validate_point(const Params& p, Method method, const Where& where) {
+  validate_at([&] { validate_for(p, method); }, where);
 }
 
 std::string describe(const std::string& name, double v) {
@@ -105,6 +110,32 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
     auto it = solved.find(pt.t);
     if (it != solved.end()) out.push_back(it->second);
     else out.push_back(Solution{});  // unreachable: every requested t was attempted
+  }
+  return out;
+}
+
+std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::string& name,
+                                             const std::vector<double>& values,
+                                             const FiniteDimOptions& options,
+                                             const numerics::Progress& progress) {
+  base.get(name);  // unknown names throw
+  options.validate();
+  std::vector<Params> points;
+  points.reserve(values.size());
+  for (double v : values) {
+    points.push_back(with_param(base, name, v));
+    validate_at([&] { points.back().validate(); }, [&] { return describe(name, v); });
+  }
+  std::vector<FiniteDimPoint> out(points.size());
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    // The point is valid, so an InvalidParams here is solve_finite_dim's refusal of a point
+    // outside the finite-D theory (docs/theory.md §21): its own rule, not restated here.
+    try {
+      out[k].result = solve_finite_dim(points[k], options);
+    } catch (const InvalidParams& e) {
+      out[k].not_covered = e.what();
+    }
+    if (progress) progress(k + 1, points.size(), "finite-D point");
   }
   return out;
 }

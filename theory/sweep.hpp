@@ -1,10 +1,12 @@
 // Sweeps along one parameter (warm starts and continuation) and two-parameter phase grids.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "numerics/progress.hpp"
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 
 namespace icl::theory {
@@ -24,6 +26,26 @@ struct SweepOptions {
 // Every point is validated first: an invalid point throws InvalidParams naming it.
 std::vector<Solution> sweep(const Params& base, const std::string& name,
                             const std::vector<double>& values, const SweepOptions& options = {});
+
+// One point of finite_dim_sweep: the finite-D prediction (docs/theory.md §21), or no result
+// where the finite-D theory does not cover the point (solve_finite_dim refuses it: the ridgeless
+// branch lambda = 0, tau <= 1, also when the sizes of D bring tau to 1), with the refusal.
+struct FiniteDimPoint {
+  std::optional<FiniteDimResult> result;
+  std::string not_covered;  // "lambda: ..." when result is empty
+};
+
+// solve_finite_dim at every value of `name` (the finite-D columns of `icl sweep --finite-dim`):
+// the points are independent (each from its own closed-form start, no continuation), so a point
+// equals solve_finite_dim at its parameters. options.validate() and every point's
+// Params::validate() run first (InvalidParams naming the field and the point); a point that
+// validates but is refused by the finite-D theory is reported, never thrown. A failed point keeps
+// its status and NaN values. progress: (done, total, "finite-D point") after each point; it may
+// throw to cancel, as in sweep().
+std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::string& name,
+                                             const std::vector<double>& values,
+                                             const FiniteDimOptions& options,
+                                             const numerics::Progress& progress = {});
 
 struct PhaseOptions {
   SolveOptions solve;

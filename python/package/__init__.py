@@ -1,7 +1,8 @@
 """Replica theory of in-context learning (icl-theory) from Python.
 
 Params, solve, sweep, phase_grid, regime, critical_rho, atom_mass, has_transition: the
-low-rank replica theory. MarchenkoPastur, GeneralizedMarchenkoPastur, resolvent_moment,
+low-rank replica theory; solve_finite_dim: its finite-D prediction at token dimension D
+(docs/theory.md §21). MarchenkoPastur, GeneralizedMarchenkoPastur, resolvent_moment,
 integrate: spectral measures. simulate, LowRankSimulator: the finite-D simulator (with the
 theory next to it). patch_check, rank1_patch: the exact rank-1 patch of a contextual block.
 optimize: the parameter value that minimizes TM, IDG or ODG. icl_theory.distributed: simulation
@@ -21,7 +22,8 @@ from . import _core
 from ._core import *  # noqa: F401,F403  (Params, Solution, the spectral and patch functions, ...)
 from ._core import InvalidParams, NumericalError, Params, Solution
 from ._progress import reporter as _reporter
-from ._results import PhaseResult, SimulationResult, SolutionArray, SweepResult
+from ._results import (FiniteDimResult, PhaseResult, SimulationResult, SolutionArray,
+                       SweepResult)
 
 __version__ = _core.__version__
 
@@ -83,7 +85,9 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
 
 
 def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_start=True,
-          max_halvings=6, residual_tolerance=1e-10, progress=None):
+          max_halvings=6, residual_tolerance=1e-10, progress=None, finite_dim=None,
+          sphere_queries=False, fixed_norm_tasks=False, balanced_assignment=False,
+          gaussian_context=False):
     """Solve along one parameter (`name` in Params.names(), or lambda_) over `values`, with
     continuation (each point from its closed form, else warm-started from the previous
     converged point with step halving) -- the library's sweep, as `icl sweep`.
@@ -93,13 +97,38 @@ def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_s
     (tm_algo, tm_mem, tm_struct, idg_*, odg_*), the order parameters, z and e; NaN where a
     point did not converge), with to_pandas(). Every point is validated first (InvalidParams
     names the bad one). progress: None | True | 'tqdm' | callable(done, total, what).
+
+    finite_dim=D adds fd_tm, fd_idg, fd_odg: the finite-D prediction of solve_finite_dim at
+    every point (NaN where it failed or does not cover the point), as `icl sweep --finite-dim
+    D`; the switches are those of solve_finite_dim and need finite_dim.
     """
     with _reporter(progress, f"sweep {name}") as report:
         cols = _core.sweep(params, name, list(np.asarray(values, dtype=float).ravel()),
                            method=method, moments=moments, warm_start=warm_start,
                            max_halvings=max_halvings, residual_tolerance=residual_tolerance,
-                           progress=report)
+                           progress=report, finite_dim=finite_dim,
+                           sphere_queries=sphere_queries, fixed_norm_tasks=fixed_norm_tasks,
+                           balanced_assignment=balanced_assignment,
+                           gaussian_context=gaussian_context)
     return SweepResult(cols, params.copy(), name)
+
+
+def solve_finite_dim(params, dim, *, sphere_queries=False, fixed_norm_tasks=False,
+                     balanced_assignment=False, gaussian_context=False):
+    """The finite-D prediction of the errors at token dimension `dim` >= 2 (docs/theory.md
+    §21): the D -> infinity saddle point at the integer sizes of D plus the O(1/D) correction
+    of each derived finite-D source; `icl solve --finite-dim D`.
+
+    sphere_queries, fixed_norm_tasks, balanced_assignment, gaussian_context: the simulator's
+    switches
+    (simulate(), docs/theory.md §13.7); a source they remove is predicted as 0. Returns a
+    FiniteDimResult (.error, .limit, .slope, .sources, .omitted, .status, .converged,
+    .to_dict()); NaN values when not converged. Raises InvalidParams naming the field for bad
+    parameters, dim < 2 ('dim') and the ridgeless branch lambda = 0, tau <= 1 ('lambda').
+    """
+    return FiniteDimResult(_core._solve_finite_dim(
+        params, dim, sphere_queries=sphere_queries, fixed_norm_tasks=fixed_norm_tasks,
+        balanced_assignment=balanced_assignment, gaussian_context=gaussian_context))
 
 
 def phase_grid(params, x_name, xs, y_name, ys, *, method="saddle", moments="quadrature",
@@ -133,8 +162,9 @@ def simulate(params, *, progress=None, **options):
     seed=20251, threads=2, odg='isotropic', solver='cg', min_norm=False, theory=True,
     bayes_prompts=0 (> 0: TM's Bayes-optimal dMMSE baseline by Monte Carlo on that many fresh
     prompts per seed, 'bayes_optimal.tm'; docs/theory.md §17.4), sphere_queries=False,
-    fixed_norm_tasks=False (finite-D sources switched off: training queries rescaled to
-    |x| = 1, pretraining tasks to |w|^2 = D; same D -> infinity limit, docs/theory.md §13.7).
+    fixed_norm_tasks=False, gaussian_context=False (finite-D sources switched off: training
+    queries rescaled to |x| = 1, pretraining tasks to |w|^2 = D, training context estimates
+    from the Gaussian model; same D -> infinity limit, docs/theory.md §13.7).
 
     Returns a SimulationResult: {name: (mean, sem)} over `seeds` seeds ('error.tm',
     'error.idg', 'error.odg', 'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0',

@@ -196,3 +196,52 @@ class SimulationResult(dict):
     def __reduce__(self):
         return (type(self), (dict(self), self.json, self.theory, self.comparison),
                 self.__dict__)
+
+
+class FiniteDimResult:
+    """Result of solve_finite_dim(): the finite-D prediction at token dimension D
+    (docs/theory.md §21), read from its one serializer (to_dict(), the "finite_dim" block of
+    `icl solve --json --finite-dim D`).
+
+    dim, status, message, residual_norm, converged
+    sized        the parameters at the integer sizes of D (a dict, as Params.to_dict())
+    error        {"tm", "idg", "odg"}: the D -> infinity limit at `sized` plus every correction
+    limit        {"tm", "idg", "odg"}: that limit; slope: d error / d(1/D), summed over sources
+    order        {"q", "m", "qbar", "mbar", "m0", "q0"}, corrected
+    sources      {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}}, in order
+    omitted      names of the finite-D effects not derived (listed, never estimated)
+    switches     {"sphere_queries", "fixed_norm_tasks", "balanced_assignment", "gaussian_context"}
+    Not converged: every value NaN (status and message say why).
+    """
+
+    def __init__(self, json):
+        self._json = json
+
+    def to_dict(self):
+        return self._json
+
+    # The blocks of to_dict(), as attributes.
+    dim = property(lambda self: self._json["dim"])
+    status = property(lambda self: self._json["status"])
+    message = property(lambda self: self._json["message"])
+    residual_norm = property(lambda self: self._json["residual_norm"])
+    sized = property(lambda self: self._json["sized"])
+    error = property(lambda self: self._json["error"])
+    limit = property(lambda self: self._json["limit"])
+    slope = property(lambda self: self._json["slope"])
+    order = property(lambda self: self._json["order"])
+    sources = property(lambda self: self._json["sources"])
+    omitted = property(lambda self: self._json["omitted"])
+    switches = property(lambda self: self._json["switches"])
+
+    @property
+    def converged(self):
+        return self._json["status"] == "converged"
+
+    def __reduce__(self):
+        return (type(self), (self._json,))
+
+    def __repr__(self):
+        e = self._json["error"]
+        return (f"<FiniteDimResult dim={self._json['dim']} {self._json['status']} "
+                f"tm={e['tm']:.6g} idg={e['idg']:.6g} odg={e['odg']:.6g}>")

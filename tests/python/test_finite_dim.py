@@ -1,0 +1,96 @@
+"""icl_theory.solve_finite_dim and sweep(finite_dim=D): the finite-D prediction of
+docs/theory.md §21 from Python (run with unittest)."""
+import math
+import pickle
+import unittest
+
+import icl_theory as icl
+
+ERRORS = ("tm", "idg", "odg")
+
+
+class SolveFiniteDimTest(unittest.TestCase):
+    def setUp(self):
+        self.p = icl.Params(lambda_=0.05)
+        self.fd = icl.solve_finite_dim(self.p, 40)
+
+    def test_fields_are_the_serializers_blocks(self):
+        fd, d = self.fd, self.fd.to_dict()
+        self.assertTrue(fd.converged)
+        self.assertEqual(fd.status, "converged")
+        self.assertEqual(fd.dim, 40)
+        for name in ("error", "limit", "slope", "sources", "omitted", "order", "sized",
+                     "switches", "message", "residual_norm"):
+            self.assertEqual(getattr(fd, name), d[name])
+        self.assertEqual(list(d), ["dim", "status", "message", "residual_norm", "sized", "error",
+                                   "limit", "slope", "order", "sources", "omitted", "switches"])
+        self.assertTrue(fd.omitted)
+
+    def test_sources_sum_to_error_minus_limit(self):
+        # Each correction is slope / D, and error = limit + the sum of the corrections, to
+        # rounding (seven O(0.01) terms: 1e-12 leaves a wide margin over double precision).
+        fd = self.fd
+        for e in ERRORS:
+            total = sum(s["correction"][e] for s in fd.sources.values())
+            self.assertLess(abs(total - (fd.error[e] - fd.limit[e])), 1e-12)
+            for s in fd.sources.values():
+                self.assertAlmostEqual(s["correction"][e], s["slope"][e] / 40, delta=1e-15)
+
+    def test_switches_remove_their_sources(self):
+        off = icl.solve_finite_dim(self.p, 40, sphere_queries=True, fixed_norm_tasks=True,
+                                   balanced_assignment=True, gaussian_context=True)
+        self.assertEqual(off.switches, {"sphere_queries": True, "fixed_norm_tasks": True,
+                                        "balanced_assignment": True, "gaussian_context": True})
+        for name in ("query_norms", "task_norms", "task_counts", "context_mean",
+                     "context_scalars"):
+            self.assertEqual(off.sources[name]["correction"]["idg"], 0.0)
+            self.assertNotEqual(self.fd.sources[name]["correction"]["idg"], 0.0)
+
+    def test_pickles(self):
+        back = pickle.loads(pickle.dumps(self.fd))
+        self.assertIsInstance(back, icl.FiniteDimResult)
+        self.assertEqual(back.to_dict(), self.fd.to_dict())
+        self.assertEqual(back.error, self.fd.error)
+
+    def test_bad_input_raises_invalid_params_naming_the_field(self):
+        with self.assertRaises(icl.InvalidParams) as c:
+            icl.solve_finite_dim(self.p, 1)
+        self.assertEqual(c.exception.field, "dim")
+        with self.assertRaises(ValueError) as c:  # the ridgeless branch is not covered
+            icl.solve_finite_dim(icl.Params(tau=0.6), 40)
+        self.assertEqual(c.exception.field, "lambda")
+
+    def test_a_failed_prediction_has_nan_values(self):
+        # sigma = 100: the saddle point's Jacobian at the limit is singular to working precision
+        # (the same point as the CLI's exit-3 test); status and message say so.
+        fd = icl.solve_finite_dim(icl.Params(sigma=100), 10)
+        self.assertFalse(fd.converged)
+        self.assertTrue(fd.message)
+        for block in (fd.error, fd.limit, fd.slope):
+            self.assertTrue(all(math.isnan(block[e]) for e in ERRORS))
+
+
+class SweepFiniteDimTest(unittest.TestCase):
+    def test_fd_columns_equal_solve_finite_dim_per_point(self):
+        p, values = icl.Params(), [1.0, 2.0, 4.0]
+        plain = icl.sweep(p, "alpha", values)
+        with_fd = icl.sweep(p, "alpha", values, finite_dim=20)
+        self.assertFalse(any(k.startswith("fd_") for k in plain))
+        self.assertEqual(set(with_fd) - set(plain), {"fd_tm", "fd_idg", "fd_odg"})
+        for i, a in enumerate(values):
+            p.alpha = a
+            fd = icl.solve_finite_dim(p, 20)
+            for e in ERRORS:
+                self.assertEqual(with_fd["fd_" + e][i], fd.error[e])
+
+    def test_not_covered_points_are_nan_and_switches_need_finite_dim(self):
+        r = icl.sweep(icl.Params(), "tau", [0.5, 0.8], method="letey", finite_dim=20)
+        self.assertTrue(all(math.isnan(v) for v in r["fd_idg"]))
+        self.assertTrue(r["converged"].all())
+        with self.assertRaises(icl.InvalidParams) as c:
+            icl.sweep(icl.Params(), "alpha", [1.0], sphere_queries=True)
+        self.assertEqual(c.exception.field, "sphere_queries")
+
+
+if __name__ == "__main__":
+    unittest.main()

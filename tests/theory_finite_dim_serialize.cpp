@@ -1,0 +1,76 @@
+// The one serializer of FiniteDimResult (theory/serialize.hpp): its JSON layout, the NaN rule
+// for a failed result, and the sweep's fd_* columns.
+#include <cmath>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "theory/finite_dim.hpp"
+#include "theory/serialize.hpp"
+
+using namespace icl::theory;
+
+TEST_CASE("finite_dim_to_json_round_trips_the_result") {
+  Params p;
+  p.lambda = 0.05;
+  FiniteDimOptions o;
+  o.dim = 40;
+  o.sphere_queries = true;
+  const FiniteDimResult r = solve_finite_dim(p, o);
+  REQUIRE(r.converged());
+  // dump() writes doubles so that they parse back to the same bits.
+  const auto j = nlohmann::json::parse(to_json(r).dump());
+  CHECK(j.at("dim") == 40);
+  CHECK(j.at("status") == "converged");
+  CHECK(j.at("message") == r.message);
+  CHECK(j.at("sized") == nlohmann::json::parse(to_json(r.sized).dump()));
+  CHECK(j.at("error").at("tm").get<double>() == r.error.tm);
+  CHECK(j.at("limit").at("idg").get<double>() == r.limit.error.idg);
+  CHECK(j.at("slope").at("odg").get<double>() == r.slope.odg);
+  CHECK(j.at("order").at("q0").get<double>() == r.order.q0);
+  REQUIRE(j.at("sources").size() == r.sources.size());
+  for (const auto& s : r.sources) {
+    CHECK(j.at("sources").at(s.name).at("slope").at("idg").get<double>() == s.slope.idg);
+    CHECK(j.at("sources").at(s.name).at("correction").at("tm").get<double>() == s.correction.tm);
+  }
+  CHECK(j.at("omitted").get<std::vector<std::string>>() == r.omitted);
+  CHECK(j.at("switches").at("sphere_queries") == true);
+  CHECK(j.at("switches").at("fixed_norm_tasks") == false);
+  // The ordered layout: the documented key order.
+  std::vector<std::string> keys;
+  const nlohmann::ordered_json ordered = to_json(r);
+  for (const auto& [k, v] : ordered.items()) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"dim", "status", "message", "residual_norm", "sized",
+                                         "error", "limit", "slope", "order", "sources",
+                                         "omitted", "switches"});
+  const auto row = finite_dim_row(&r);
+  CHECK(row == std::vector<double>{r.error.tm, r.error.idg, r.error.odg});
+  CHECK(finite_dim_columns() == std::vector<std::string>{"fd_tm", "fd_idg", "fd_odg"});
+}
+
+TEST_CASE("finite_dim_to_json_of_a_failed_result_has_no_values") {
+  // A result that did not converge shows null values everywhere (its limit's too), with its
+  // status, message and inputs kept. Built by hand: the values set here must not appear.
+  FiniteDimResult r;
+  r.dim = 12;
+  r.status = icl::numerics::Status::NumericalFailure;
+  r.message = "a perturbed map left the domain";
+  r.error = r.slope = r.limit.error = {0.1, 0.2, 0.3};
+  r.order.q = 0.4;
+  r.sources.push_back({"test_context", {1, 2, 3}, {0.5, 0.6, 0.7}, {}});
+  r.omitted = {"sequences"};
+  const auto j = nlohmann::json::parse(to_json(r).dump());
+  CHECK(j.at("status") == "numerical_failure");
+  CHECK(j.at("message") == r.message);
+  for (const char* block : {"error", "limit", "slope"})
+    for (const char* e : {"tm", "idg", "odg"}) CHECK(j.at(block).at(e).is_null());
+  CHECK(j.at("order").at("q").is_null());
+  CHECK(j.at("sources").at("test_context").at("slope").at("tm").is_null());
+  CHECK(j.at("sources").at("test_context").at("correction").at("odg").is_null());
+  CHECK(j.at("omitted") == nlohmann::json::array({"sequences"}));
+  CHECK(j.at("sized").contains("alpha"));
+  for (double v : finite_dim_row(&r)) CHECK(std::isnan(v));
+  for (double v : finite_dim_row(nullptr)) CHECK(std::isnan(v));
+  CHECK(to_text(r).find("no finite-D prediction") != std::string::npos);
+  CHECK(to_text(r).find("0.1") == std::string::npos);
+}
