@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "theory/bayes.hpp"
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
@@ -102,6 +103,15 @@ void BM_Phase100x100(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(phase_grid(Params{}, "rho", rhos, "kappa", kappas, po));
 }
 
+// The finite-D prediction at the paper's point (docs/theory.md §21): one saddle solve at the sizes
+// of D, the Jacobian of the map, and the linear response of every source (with quadratures of
+// the context's quadratic forms).
+void BM_FiniteDim(benchmark::State& state) {
+  FiniteDimOptions o;
+  o.dim = 40;
+  for (auto _ : state) benchmark::DoNotOptimize(solve_finite_dim(Params{}, o));
+}
+
 }  // namespace
 
 BENCHMARK(BM_SaddleQuadrature)->Unit(benchmark::kMicrosecond);
@@ -117,5 +127,6 @@ BENCHMARK(BM_BayesOptimal)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SolutionToJson)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SolutionErrorBlock)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SolutionRow)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FiniteDim)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Phase100x100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

@@ -68,13 +68,11 @@ struct SpectralBias {
   double T[4][3] = {};
 };
 
-// The channel's scalars (docs/theory.md §21.4): per sample the query norm a = |x|^2, the context
-// estimate's scale along its task (1 + eta) and its noise level b; per task the norm
-// t = |w|^2/D and the two quadratic forms u_j = w~^T (S_- - z)^{-j} w~ / M0 (j = 1, 2) of its
-// direction w~ (|w~|^2 = D) in the spectrum of the other tasks S_-. xi holds their deviations
-// from the D -> infinity values (1, 0, 1, 1, delta_1, delta_2), delta_j = T_{0,j}/kappa.
-constexpr int kScalars = 6;
-enum Scalar { A_NORM, ETA, B_NOISE, T_NORM, U1, U2 };
+// The channel's per-sample scalars (docs/theory.md §21.4): the query norm a = |x|^2, the context
+// estimate's scale along its task (1 + eta) and its noise level b. xi holds their deviations
+// from the D -> infinity values (1, 0, 1).
+constexpr int kScalars = 3;
+enum Scalar { A_NORM, ETA, B_NOISE };
 using ScalarVec = Eigen::Matrix<double, kScalars, 1>;
 using ScalarCov = Eigen::Matrix<double, kScalars, kScalars>;
 
@@ -109,67 +107,19 @@ struct Source {
   MatrixCorrection matrix;
 };
 
-// The task's own overlaps as functions of (t, u1, u2), by Sherman-Morrison with
-// S = S_- + w w^T / M0 (docs/theory.md §21.4): with alpha = t u1, beta = t u2,
-//   c  = w^T (S - z)^{-1} w / D = kappa alpha / (1 + alpha),
-//   c' = w^T (S - z)^{-2} w / D = kappa beta / (1 + alpha)^2,
-//   chi_mu = c / (kappa qh),  m_mu = (mh/qh) (t + z c),
-//   q_mu = A (t + 2 z c + z^2 c') + B (c + z c') + C c'
-// (Gamma = Gbar + G_T + G_R of §8.1). Their task averages at t = 1, u = delta are chi, m, q.
-struct TaskOverlaps {
-  double chi, m, q;
-};
-TaskOverlaps task_overlaps(const Params& p, const Vec& x, double z, double t, double u1,
-                           double u2) {
-  const double qh2 = x[QH] * x[QH];
-  const double A = x[MH] * x[MH] / qh2, B = x[CHIH] / (p.kappa * qh2),
-               C = x[CHIBARH] / (p.kappa * qh2);
-  const double al = t * u1, be = t * u2;
-  const double c = p.kappa * al / (1 + al), cp = p.kappa * be / ((1 + al) * (1 + al));
-  return {c / (p.kappa * x[QH]), x[MH] / x[QH] * (t + z * c),
-          A * (t + 2 * z * c + z * z * cp) + B * (c + z * cp) + C * cp};
-}
-
-// d(chi_mu, m_mu, q_mu)/d(t, u1, u2) at (1, delta_1, delta_2): the channel sees the task
-// overlaps linearly in the task scalars; their curvature (a mean shift) belongs to the
-// spectrum's bias (§21.5), not to the channel.
-struct TaskSlopes {
-  Eigen::Matrix3d d = Eigen::Matrix3d::Zero();  // rows chi, m, q; columns t, u1, u2
-};
-TaskSlopes task_slopes(const Params& p, const Vec& x, double z, double delta1, double delta2) {
-  TaskSlopes s;
-  const double base[3] = {1, delta1, delta2};
-  for (int k = 0; k < 3; ++k) {
-    const double step = 1e-5 * std::max(1.0, std::abs(base[k]));
-    double hi[3] = {base[0], base[1], base[2]}, lo[3] = {base[0], base[1], base[2]};
-    hi[k] += step;
-    lo[k] -= step;
-    const TaskOverlaps up = task_overlaps(p, x, z, hi[0], hi[1], hi[2]);
-    const TaskOverlaps dn = task_overlaps(p, x, z, lo[0], lo[1], lo[2]);
-    s.d(0, k) = (up.chi - dn.chi) / (2 * step);
-    s.d(1, k) = (up.m - dn.m) / (2 * step);
-    s.d(2, k) = (up.q - dn.q) / (2 * step);
-  }
-  return s;
-}
-
 // The square-loss channel of one training sample (docs/theory.md §21.4), with the S weight
-// c1 = (1 + eta)^2 + shift and the task's overlaps moved linearly by its scalars:
-//   Delta = 1 + a (c1 chi_mu + nu_mu b chibar),
-//   E     = sigma^2 + a (t - 2 (1 + eta) m_mu + c1 q_mu + nu_mu b qbar),  nu_mu = (t + sigma^2)/alpha,
-//   qh = K a c1 / Delta, mh = K a (1 + eta) / Delta, qbarh = K a nu_mu b / Delta,
-//   chih = K a c1 E / Delta^2, chibarh = K a nu_mu b E / Delta^2.
+// c1 = (1 + eta)^2 + shift:
+//   Delta = 1 + a (c1 chi + nu b chibar),  E = sigma^2 + a (1 - 2 (1 + eta) m + c1 q + nu b qbar),
+//   qh = K a c1 / Delta, mh = K a (1 + eta) / Delta, qbarh = K a nu b / Delta,
+//   chih = K a c1 E / Delta^2, chibarh = K a nu b E / Delta^2.
 // With xi = 0 and shift = 0 these are the conjugates of §4.2 at the root.
-void channel(const Params& p, const Vec& x, const TaskSlopes& ts, const ScalarVec& xi,
-             double shift, double out[5]) {
+void channel(const Params& p, const Vec& x, const ScalarVec& xi, double shift, double out[5]) {
   const double K = p.tau / p.kappa;
-  const double a = 1 + xi[A_NORM], e = 1 + xi[ETA], b = 1 + xi[B_NOISE], t = 1 + xi[T_NORM];
-  const Eigen::Vector3d task = ts.d * Eigen::Vector3d(xi[T_NORM], xi[U1], xi[U2]);
-  const double chi = x[CHI] + task[0], m = x[M] + task[1], q = x[Q] + task[2];
-  const double nu = (t + p.sigma * p.sigma) / p.alpha;
+  const double nu = p.nu();
+  const double a = 1 + xi[A_NORM], e = 1 + xi[ETA], b = 1 + xi[B_NOISE];
   const double c1 = e * e + shift;
-  const double Delta = 1 + a * (c1 * chi + nu * b * x[CHIBAR]);
-  const double E = p.sigma * p.sigma + a * (t - 2 * e * m + c1 * q + nu * b * x[QBAR]);
+  const double Delta = 1 + a * (c1 * x[CHI] + nu * b * x[CHIBAR]);
+  const double E = p.sigma * p.sigma + a * (1 - 2 * e * x[M] + c1 * x[Q] + nu * b * x[QBAR]);
   // In the order of the unknowns: qh, mh, chih, qbarh, chibarh (out[i] is x[QH + i]).
   out[QH - QH] = K * a * c1 / Delta;
   out[MH - QH] = K * a * e / Delta;
@@ -181,10 +131,10 @@ void channel(const Params& p, const Vec& x, const TaskSlopes& ts, const ScalarVe
 // E over the scalars to first order in their covariance h * cov: f(0) + (h/2) sum_ij cov_ij
 // d_i d_j f(0), the second derivatives by central differences (f is a smooth rational
 // function of xi near 0; step 1e-4 leaves an error of order 1e-8 relative).
-void channel_mean(const Params& p, const Vec& x, const TaskSlopes& ts, const ChannelLaw& law,
-                  double h, double out[5]) {
+void channel_mean(const Params& p, const Vec& x, const ChannelLaw& law, double h,
+                  double out[5]) {
   const double shift = h * law.weight_shift;
-  channel(p, x, ts, ScalarVec::Zero(), shift, out);
+  channel(p, x, ScalarVec::Zero(), shift, out);
   if (h == 0 || law.cov.isZero()) return;
   constexpr double d = 1e-4;
   for (int i = 0; i < kScalars; ++i)
@@ -196,7 +146,7 @@ void channel_mean(const Params& p, const Vec& x, const TaskSlopes& ts, const Cha
         ScalarVec xi = ScalarVec::Zero();
         xi[i] += si[k] * d;
         xi[j] += sj[k] * d;
-        channel(p, x, ts, xi, shift, f[k]);
+        channel(p, x, xi, shift, f[k]);
       }
       for (int k = 0; k < 5; ++k)
         out[k] += 0.5 * h * law.cov(i, j) * (f[0][k] - f[1][k] - f[2][k] + f[3][k]) / (4 * d * d);
@@ -205,9 +155,7 @@ void channel_mean(const Params& p, const Vec& x, const TaskSlopes& ts, const Cha
 
 class PerturbedMap {
  public:
-  // ts: the task overlaps' slopes at the D -> infinity root (constant: the map is linearized there).
-  PerturbedMap(const Params& p, const SpectralModel& model, const TaskSlopes& ts)
-      : p_(p), model_(model), ts_(ts) {}
+  PerturbedMap(const Params& p, const SpectralModel& model) : p_(p), model_(model) {}
 
   // Spectral values at z with the bias h * bias added.
   SpectralValues values(double z, const SpectralBias& bias, double h) const {
@@ -274,7 +222,7 @@ class PerturbedMap {
                               v.R(2, 1), v.R(1, 1), v.R(0, 1)};
       order_half(p_, x.data(), spec, phi);
     }
-    channel_mean(p_, x, ts_, s.law, h, phi + QH);
+    channel_mean(p_, x, s.law, h, phi + QH);
     for (int i = 0; i < kN; ++i) F[i] = x[i] - phi[i];
     return F.allFinite();
   }
@@ -310,7 +258,6 @@ class PerturbedMap {
  private:
   const Params& p_;
   const SpectralModel& model_;
-  const TaskSlopes& ts_;
 };
 
 // --- Spectral biases of S for low-rank tasks (docs/theory.md §21.5) -----------------------
@@ -402,7 +349,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   r.residual_norm = r.limit.residual_norm;
   const bool low_rank = p.task_spectrum.empty();
   for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
-  r.omitted = {"task_weights", "task_counts_channel", "higher_order"};
+  r.omitted = {"task_channel", "higher_order"};
   if (!low_rank)
     r.omitted.insert(r.omitted.begin(),
                      {"context_quadratic_forms", "task_sampling", "task_norms", "task_counts"});
@@ -416,9 +363,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   const SpectralModel model(q);
   const Vec x0 = to_vector(r.limit.order);
   const double z0 = z_at(q, x0);
-  const SpectralValues v0 = model.at(z0, MomentMethod::Exact);
-  const TaskSlopes ts = task_slopes(q, x0, z0, v0.T(0, 1) / q.kappa, v0.T(0, 2) / q.kappa);
-  const PerturbedMap map(q, model, ts);
+  const PerturbedMap map(q, model);
 
   // The sources (docs/theory.md §21.3-§21.5), per unit h = 1/D.
   const double alpha = q.alpha, s2 = 1 + q.sigma * q.sigma, nu = q.nu(), K = q.tau / q.kappa;
@@ -486,20 +431,8 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     };
     qf.M.off_A = K * (nu * scal + 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3);
 
-    Source& sampling = source("task_sampling");
-    sampling.bias = bias_from(q, z0, [&](double z) { return wishart(z) - norms(z); });
-    // The direction of a task uniform on the sphere of span(A): Cov(u_i, u_j) =
-    // 2 (T_{0,i+j} - T_{0,i} T_{0,j}) / (rho kappa^2) per unit 1/D (quadratic forms of a uniform
-    // vector; docs/theory.md §21.4).
-    for (int i = 1; i <= 2; ++i)
-      for (int j = 1; j <= 2; ++j)
-        sampling.law.cov(U1 + i - 1, U1 + j - 1) =
-            2 * (v0.T(0, i + j) - v0.T(0, i) * v0.T(0, j)) / (rho * kappa * kappa);
-    if (!options.fixed_norm_tasks) {
-      Source& nrm = source("task_norms");
-      nrm.bias = bias_from(q, z0, norms);
-      nrm.law.cov(T_NORM, T_NORM) = 2 / rho;  // Var |w|^2/D = 2/r
-    }
+    source("task_sampling").bias = bias_from(q, z0, [&](double z) { return wishart(z) - norms(z); });
+    if (!options.fixed_norm_tasks) source("task_norms").bias = bias_from(q, z0, norms);
     if (!options.balanced_assignment) source("task_counts").bias = bias_from(q, z0, counts);
   }
 
@@ -596,8 +529,7 @@ double matrix_path_gap(const Params& p) {
   const Solution sol = solve(p, {});
   if (!sol.converged()) return std::numeric_limits<double>::infinity();
   const SpectralModel model(p);
-  const TaskSlopes ts;
-  const PerturbedMap map(p, model, ts);
+  const PerturbedMap map(p, model);
   const Vec x = to_vector(sol.order);
   const OrderParams a = map.matrix_order(x, MatrixCorrection{}, 0);
   const Solution b = observables_at(p, model, model.at(z_at(p, x), MomentMethod::Exact), sol.order);
