@@ -6,7 +6,7 @@
 // reading those TSVs and writing DIR/<name>.pdf and DIR/<name>.png.
 //
 // Adding a figure = adding one entry to the table in figures.cpp (and its plot script); the
-// figures, numbered 1-17 (13-16: beyond the papers; 17: the patch on modern blocks), are
+// figures, numbered 1-18 (13-16 and 18: beyond the papers; 17: the patch on modern blocks), are
 // described in paper_figs/README.md.
 #pragma once
 #include <cstddef>

@@ -1,5 +1,6 @@
 // Data steps of the "beyond the papers" figures: the Bayes-optimal gap (docs/theory.md §17), the
-// optimal ridge per protocol (§18) and the error against the train/test task overlap (§20).
+// optimal ridge per protocol (§18), the error against the train/test task overlap (§20) and the
+// finite-D prediction against simulations (§21).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "numerics/seed.hpp"
 #include "paper_figs/figures_extra.hpp"
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/optimize.hpp"
 #include "theory/serialize.hpp"
@@ -171,6 +173,85 @@ FigureData fig_test_overlap(const Settings& s) {
                               {"seed_rule", "every overlap uses base seed derive_seed(base_seed, \"" +
                                                 sim.stem + "\"): the same trained Gamma per "
                                                            "seed, evaluated on each test law"}};
+    sim.meta["simulation_errors"] = errors;
+    out.tables.push_back(std::move(sim));
+  }
+  return out;
+}
+
+// ---- figure 18: the finite-D prediction against simulations ------------------------------------
+
+FigureData fig_finite_dim(const Settings& s) {
+  // Two points of the verify grid: the paper's (1) and the task-poor tau < 1 one (5), whose 1/D
+  // slopes are the smallest and the largest of the grid.
+  Params paper = decomposition_params();
+  Params poor;
+  poor.alpha = 1.5;
+  poor.alpha_test = 1.0;
+  poor.tau = 0.8;
+  poor.kappa = 0.4;
+  poor.rho = 0.8;
+  poor.sigma = 0.2;
+  poor.sigma_test = 0.1;
+  poor.lambda = 0.02;
+  FigureData out;
+  // Dimensions at which every size of both points is an integer (docs/theory.md §13.1).
+  const std::vector<int> sim_dims = s.quick ? std::vector<int>{10, 20} : std::vector<int>{20, 30, 40, 60};
+  const std::vector<int> sim_seeds = s.quick ? std::vector<int>{8, 2} : std::vector<int>{256, 128, 64, 32};
+  std::vector<int> curve_dims;
+  for (int D = 10; D <= 200; D += (D < 40 ? 1 : 5)) curve_dims.push_back(D);
+  std::size_t done = 0;
+  const std::size_t total = 2 * sim_dims.size();
+  for (const auto& [label, base] : {std::pair<std::string, Params>{"paper", paper},
+                                    std::pair<std::string, Params>{"poor", poor}}) {
+    // The prediction at every D, its D -> infinity value at the same sizes, and the slope.
+    DataTable th;
+    th.stem = "finite_dim_" + label;
+    th.columns = {"dim", "inv_dim", "converged", "fd_tm", "fd_idg", "fd_odg",
+                  "limit_tm", "limit_idg", "limit_odg"};
+    for (int D : curve_dims) {
+      theory::FiniteDimOptions fo;
+      fo.dim = D;
+      const auto r = theory::solve_finite_dim(base, fo);
+      th.rows.push_back({double(D), 1.0 / D, r.converged() ? 1.0 : 0.0, r.error.tm, r.error.idg,
+                         r.error.odg, r.limit.error.tm, r.limit.error.idg, r.limit.error.odg});
+      out.failed_theory_points += !r.converged();
+    }
+    th.meta = table_meta(s, 18, base, "theory");
+    const Solution inf = theory::solve(base);
+    th.meta["theory"] = {{"finite_dim", "solve_finite_dim at each D (docs/theory.md §21)"},
+                         {"limit_at_infinity", {{"tm", inf.error.tm}, {"idg", inf.error.idg},
+                                                {"odg", inf.error.odg}}}};
+    out.tables.push_back(std::move(th));
+
+    DataTable sim;
+    sim.stem = "finite_dim_" + label + "_sim";
+    sim.columns = {"dim", "inv_dim", "sim_tm", "sim_tm_sem", "sim_idg", "sim_idg_sem",
+                   "sim_odg", "sim_odg_sem"};
+    nlohmann::json errors = nlohmann::json::array();
+    for (std::size_t k = 0; k < sim_dims.size(); ++k) {
+      verify::lowrank::SimOptions o;
+      o.dim = sim_dims[k];
+      o.seeds = sim_seeds[k];
+      o.threads = s.threads;
+      o.base_seed = numerics::derive_seed(numerics::derive_seed(s.seed, sim.stem),
+                                          static_cast<std::uint64_t>(o.dim));
+      const auto r = verify::lowrank::run(base, o);
+      if (!r.converged()) {
+        errors.push_back({{"dim", o.dim}, {"message", r.message}});
+        sim.rows.push_back({double(o.dim), 1.0 / o.dim, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+      } else {
+        sim.rows.push_back({double(o.dim), 1.0 / o.dim, r.error.tm.mean, r.error.tm.sem,
+                            r.error.idg.mean, r.error.idg.sem, r.error.odg.mean, r.error.odg.sem});
+      }
+      report(s, "finite_dim simulation", ++done, total);
+    }
+    sim.meta = table_meta(s, 18, base, "simulation");
+    sim.meta["simulation"] = {
+        {"dims", sim_dims},
+        {"seeds", sim_seeds},
+        {"seed_rule", "dimension D uses base seed derive_seed(derive_seed(base_seed, \"" +
+                          sim.stem + "\"), D)"}};
     sim.meta["simulation_errors"] = errors;
     out.tables.push_back(std::move(sim));
   }

@@ -28,6 +28,7 @@ FigureData fig_transition_alpha(const Settings& s);  // 13 (beyond the papers)
 FigureData fig_bayes_gap(const Settings& s);      // 14
 FigureData fig_optimal_ridge(const Settings& s);  // 15
 FigureData fig_test_overlap(const Settings& s);   // 16
+FigureData fig_finite_dim(const Settings& s);     // 18 (the finite-D theory)
 FigureData fig_patch_blocks(const Settings& s);   // 17 (implicit dynamics, modern blocks)
 
 

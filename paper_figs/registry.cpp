@@ -67,6 +67,10 @@ std::vector<Figure> make_registry() {
       "equivalence error per layer for each block kind (pre/post-norm, parallel; LayerNorm, "
       "RMSNorm; GELU, SwiGLU, GeGLU), float64 and float32",
       fig_patch_blocks);
+  add(18, "finite_dim", "beyond-the-papers",
+      "the finite-D prediction against simulations at D = 20-60 and the D -> infinity theory, "
+      "paper's point and task-poor tau < 1 point",
+      fig_finite_dim);
   return f;
 }
 

@@ -33,7 +33,7 @@ bool has(const std::string& s, const std::string& what) { return s.find(what) !=
 
 }  // namespace
 
-TEST_CASE("icl figs --list: seventeen figures, numbered 1-17 in order") {
+TEST_CASE("icl figs --list: eighteen figures, numbered 1-18 in order") {
   const fs::path d = figs_scratch("list");
   const FigsRun r = run_figs("--list", d);
   REQUIRE(r.code == 0);
@@ -41,14 +41,14 @@ TEST_CASE("icl figs --list: seventeen figures, numbered 1-17 in order") {
                          "phase",         "spectrum",     "softmax",      "patch_loss",
                          "patch_layers",  "patch_steps",  "patch_align",  "thought_patch",
                          "transition_alpha", "bayes_gap", "optimal_ridge", "test_overlap",
-                         "patch_blocks"};
+                         "patch_blocks", "finite_dim"};
   std::istringstream in(r.out);
   std::string line;
   REQUIRE(std::getline(in, line));  // the header
   CHECK(line.rfind("#", 0) == 0);
   int n = 0;
   for (; std::getline(in, line); ++n) {
-    REQUIRE(n < 17);
+    REQUIRE(n < 18);
     std::istringstream fields(line);
     int number = 0;
     std::string name, paper, description;
@@ -60,7 +60,7 @@ TEST_CASE("icl figs --list: seventeen figures, numbered 1-17 in order") {
     CHECK(description.find_first_not_of(' ') != std::string::npos);
     CHECK(!has(line, "not yet available"));
   }
-  CHECK(n == 17);
+  CHECK(n == 18);
 }
 
 TEST_CASE("icl figs: bad names are exit 2 with a message") {
@@ -71,7 +71,7 @@ TEST_CASE("icl figs: bad names are exit 2 with a message") {
   r = run_figs("nosuchfigure --out " + (d / "o").string(), d);
   CHECK(r.code == 2);
   CHECK(has(r.err, "unknown figure 'nosuchfigure'"));
-  r = run_figs("18 --out " + (d / "o").string(), d);   // one past the last figure
+  r = run_figs("19 --out " + (d / "o").string(), d);   // one past the last figure
   CHECK(r.code == 2);
   CHECK(!r.err.empty());
   CHECK(!fs::exists(d / "o" / "figs_run.json"));
