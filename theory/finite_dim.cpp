@@ -14,6 +14,7 @@
 #include <functional>
 #include <stdexcept>
 #include <limits>
+#include <optional>
 
 #include <Eigen/Dense>
 
@@ -21,6 +22,7 @@
 #include "numerics/spectral_integral.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/spectral_model.hpp"
+#include "theory/task_resolved.hpp"
 
 namespace icl::theory {
 
@@ -105,6 +107,9 @@ struct Source {
   ChannelLaw law;
   bool test_context = false;
   MatrixCorrection matrix;
+  // Task sources (docs/theory.md §21.6): the task-resolved theory with task norms / relative
+  // sequence counts of these variances (per unit 1/D); computed apart from the map.
+  double norm_variance = 0, count_variance = 0;
 };
 
 // The square-loss channel of one training sample (docs/theory.md §21.4), with the S weight
@@ -349,7 +354,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   r.residual_norm = r.limit.residual_norm;
   const bool low_rank = p.task_spectrum.empty();
   for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
-  r.omitted = {"task_channel", "higher_order"};
+  r.omitted = {"task_directions_channel", "higher_order"};
   if (!low_rank)
     r.omitted.insert(r.omitted.begin(),
                      {"context_quadratic_forms", "task_sampling", "task_norms", "task_counts"});
@@ -388,7 +393,6 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     const double rho = q.rho, kappa = q.kappa;
     auto wishart = [&](double z) { return wishart_dT01(q, model, z); };
     auto norms = [&](double z) { return mixture_dT01(q, model, z, 2 / rho); };
-    auto counts = [&](double z) { return mixture_dT01(q, model, z, kappa / q.tau); };
 
     // Commuting functions of S at the root (docs/theory.md §8.1, §21.4): the response
     // G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
@@ -432,8 +436,10 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     qf.M.off_A = K * (nu * scal + 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3);
 
     source("task_sampling").bias = bias_from(q, z0, [&](double z) { return wishart(z) - norms(z); });
-    if (!options.fixed_norm_tasks) source("task_norms").bias = bias_from(q, z0, norms);
-    if (!options.balanced_assignment) source("task_counts").bias = bias_from(q, z0, counts);
+    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6):
+    // Var |w|^2/D = 2/r; Var of the relative count = M0/N (uniform with replacement).
+    if (!options.fixed_norm_tasks) source("task_norms").norm_variance = 2 / rho;
+    if (!options.balanced_assignment) source("task_counts").count_variance = kappa / q.tau;
   }
 
   // The Jacobian of the unperturbed residual at the root, by central differences.
@@ -483,6 +489,34 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     os.q0 += d(op.q0, om.q0);
     return true;
   };
+  // The task-resolved theory at the limit (every task alike) and with a law of mean 1 and
+  // variance v/Deff, two points (exact to second order); the slope is Deff times the difference.
+  constexpr double kDeff = 1e4;
+  auto two_point = [](double v) {
+    const double s = std::sqrt(v / kDeff);
+    return DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}};
+  };
+  std::optional<TaskResolvedResult> resolved0;
+  auto resolved = [&](const Source& src, Errors& slope, OrderParams& os) {
+    if (!resolved0) resolved0 = solve_task_resolved(q, r.limit);
+    const TaskResolvedResult t = solve_task_resolved(
+        q, r.limit, src.norm_variance > 0 ? two_point(src.norm_variance) : DiscreteLaw{},
+        src.count_variance > 0 ? two_point(src.count_variance) : DiscreteLaw{});
+    if (!resolved0->converged() || !t.converged()) return false;
+    auto d = [](double a, double b) { return kDeff * (a - b); };
+    const auto& e0 = resolved0->error;
+    const auto& o0 = resolved0->order;
+    slope.tm += d(t.error.tm, e0.tm);
+    slope.idg += d(t.error.idg, e0.idg);
+    slope.odg += d(t.error.odg, e0.odg);
+    os.q += d(t.order.q, o0.q);
+    os.m += d(t.order.m, o0.m);
+    os.qbar += d(t.order.qbar, o0.qbar);
+    os.mbar += d(t.order.mbar, o0.mbar);
+    os.m0 += d(t.order.m0, o0.m0);
+    os.q0 += d(t.order.q0, o0.q0);
+    return true;
+  };
   r.error = r.limit.error;
   r.order = r.limit.order;
   const double D = options.dim;
@@ -493,7 +527,10 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     // Linear response is additive: the matrix corrections go through their own evaluation.
     Source scalar = sources[k];
     scalar.matrix = MatrixCorrection{};
+    scalar.norm_variance = scalar.count_variance = 0;
     ok = respond(scalar, s.slope, s.order_slope);
+    if (ok && (sources[k].norm_variance > 0 || sources[k].count_variance > 0))
+      ok = resolved(sources[k], s.slope, s.order_slope);
     if (ok && sources[k].matrix.active) {
       Source matrix;
       matrix.matrix = sources[k].matrix;

@@ -1,0 +1,60 @@
+// The task-resolved deterministic equivalent (docs/theory.md §21.6): an independent formulation
+// of the low-rank theory, task by task; with every task alike it must be the saddle point.
+#include <cmath>
+
+#include <doctest/doctest.h>
+
+#include "numerics/error.hpp"
+#include "theory/task_resolved.hpp"
+
+using namespace icl::theory;
+
+TEST_CASE("task_resolved_with_equal_tasks_is_the_saddle_point") {
+  // Both sides of rho = kappa, tau on both sides of 1 (lambda > 0 below), alpha_test and
+  // sigma_test: the task-resolved system (Sherman-Morrison per task, a scalar deterministic
+  // equivalent on span(A)) and the ten-unknown saddle point agree to the solvers' tolerances.
+  Params paper;
+  Params poor = paper;
+  poor.kappa = 0.5;
+  Params ridge;
+  ridge.tau = 0.6;
+  ridge.rho = 0.5;
+  ridge.lambda = 0.1;
+  Params shifted;
+  shifted.alpha = 1.5;
+  shifted.alpha_test = 1;
+  shifted.tau = 0.8;
+  shifted.kappa = 0.4;
+  shifted.rho = 0.8;
+  shifted.sigma = 0.2;
+  shifted.sigma_test = 0.1;
+  shifted.lambda = 0.02;
+  for (const Params& p : {paper, poor, ridge, shifted}) {
+    const Solution s = solve(p);
+    REQUIRE(s.converged());
+    const TaskResolvedResult t = solve_task_resolved(p, s);
+    REQUIRE(t.converged());
+    CHECK(t.error.tm == doctest::Approx(s.error.tm).epsilon(1e-9));
+    CHECK(t.error.idg == doctest::Approx(s.error.idg).epsilon(1e-9));
+    CHECK(t.error.odg == doctest::Approx(s.error.odg).epsilon(1e-9));
+    CHECK(t.order.q == doctest::Approx(s.order.q).epsilon(1e-9));
+    CHECK(t.order.m0 == doctest::Approx(s.order.m0).epsilon(1e-9));
+    CHECK(t.order.q0 == doctest::Approx(s.order.q0).epsilon(1e-9));
+    CHECK(t.order.chibar == doctest::Approx(s.order.chibar).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("task_resolved_unequal_tasks_move_the_errors_and_bad_laws_are_refused") {
+  Params p;
+  const Solution s = solve(p);
+  const TaskResolvedResult equal = solve_task_resolved(p, s);
+  const TaskResolvedResult spread = solve_task_resolved(p, s, DiscreteLaw{{0.8, 1.2}, {0.5, 0.5}});
+  REQUIRE(spread.converged());
+  CHECK(spread.error.idg > equal.error.idg);  // heterogeneous norms cost (docs/theory.md §21.7)
+  CHECK_THROWS_AS(solve_task_resolved(p, s, DiscreteLaw{{1.0}, {0.5}}), icl::InvalidParams);
+  CHECK_THROWS_AS(solve_task_resolved(p, s, DiscreteLaw{{-1.0, 3.0}, {0.5, 0.5}}),
+                  icl::InvalidParams);
+  Params general = p;
+  general.task_spectrum = low_rank_plus_complement_spectrum(0.4, 0.2);
+  CHECK_THROWS_AS(solve_task_resolved(general, solve(general)), icl::InvalidParams);
+}
