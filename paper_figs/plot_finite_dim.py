@@ -20,6 +20,8 @@ for ax, label, name in zip(axes, ["paper", "poor"], ["paper's point", r"task-poo
                       label="%s simulation" % e.upper())
     fl.mark_failed(ax, th["inv_dim"], th["converged"])
     ax.set_xlim(0, 1.0 / 18)
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo - 0.18 * (hi - lo), hi)  # room for the parameter box under the TM curve
     ax.set_xlabel(r"$1/D$")
     ax.set_ylabel("test error")
     ax.set_title("%s (dotted: $D \\to \\infty$)" % name)
