@@ -12,9 +12,9 @@
 
 #include <cmath>
 #include <functional>
-#include <stdexcept>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 #include <Eigen/Dense>
 
@@ -85,7 +85,6 @@ struct ChannelLaw {
   double weight_shift = 0;
 };
 
-// One source: its spectral bias, its channel law, and whether it adds the test-context term.
 // A matrix commuting with S, for low-rank tasks (docs/theory.md §21.4): on span(A) a function
 // of the eigenvalue s of S, on the complement (where S = 0) one number.
 struct MatFun {
@@ -102,6 +101,8 @@ struct MatrixCorrection {
   bool active = false;
 };
 
+// One source: its spectral bias, its channel law, whether it adds the test-context term, its
+// matrix corrections, and its task laws.
 struct Source {
   SpectralBias bias;
   ChannelLaw law;
@@ -240,11 +241,7 @@ class PerturbedMap {
     if (s.matrix.active) {
       // docs/theory.md §7 with the order parameters of matrix_order.
       o = matrix_order(x, s.matrix, h);
-      const double st2 = p_.sigma_test * p_.sigma_test;
-      const double vt = (1 + st2) / p_.effective_alpha_test();
-      err.tm = st2 + 1 - 2 * o.m + o.q + vt * o.qbar;
-      err.idg = st2 + 1 - 2 * o.m0 + o.q0 + vt * o.qbar;
-      err.odg = st2 + 1 - 2 * o.mbar + o.qbar + vt * o.qbar;
+      err = errors_from(p_, o);
     } else {
       const Solution sol = observables_at(p_, model_, values(z, s.bias, h), order_from_vector(x));
       err = sol.error;
@@ -320,6 +317,22 @@ SpectralBias bias_from(const Params& p, double z, F dT01) {
   fill(out.T, b1, b2);
   fill(out.R, p.rho * b1, p.rho * b2);
   return out;
+}
+
+// into += scale * a for the errors and the order parameters a source moves (m, q, qbar, mbar,
+// m0, q0): the slopes' sums and the corrections of every accumulation below.
+void add_scaled(Errors& into, const Errors& a, double scale) {
+  into.tm += scale * a.tm;
+  into.idg += scale * a.idg;
+  into.odg += scale * a.odg;
+}
+void add_scaled(OrderParams& into, const OrderParams& a, double scale) {
+  into.m += scale * a.m;
+  into.q += scale * a.q;
+  into.qbar += scale * a.qbar;
+  into.mbar += scale * a.mbar;
+  into.m0 += scale * a.m0;
+  into.q0 += scale * a.q0;
 }
 
 FiniteDimResult failed(FiniteDimResult r) {
@@ -477,16 +490,10 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     if (!map.observables(x0 + h0 * dx, src, h0, ep, op) ||
         !map.observables(x0 - h0 * dx, src, -h0, em, om))
       return false;
-    auto d = [](double a, double b) { return (a - b) / (2 * 1e-4); };  // h0
-    slope.tm += d(ep.tm, em.tm);
-    slope.idg += d(ep.idg, em.idg);
-    slope.odg += d(ep.odg, em.odg);
-    os.q += d(op.q, om.q);
-    os.m += d(op.m, om.m);
-    os.qbar += d(op.qbar, om.qbar);
-    os.mbar += d(op.mbar, om.mbar);
-    os.m0 += d(op.m0, om.m0);
-    os.q0 += d(op.q0, om.q0);
+    add_scaled(ep, em, -1);  // the differences first, then the scale
+    add_scaled(op, om, -1);
+    add_scaled(slope, ep, 1 / (2 * h0));
+    add_scaled(os, op, 1 / (2 * h0));
     return true;
   };
   // The task-resolved theory at the limit (every task alike) and with a law of mean 1 and
@@ -503,18 +510,12 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
         q, r.limit, src.norm_variance > 0 ? two_point(src.norm_variance) : DiscreteLaw{},
         src.count_variance > 0 ? two_point(src.count_variance) : DiscreteLaw{});
     if (!resolved0->converged() || !t.converged()) return false;
-    auto d = [](double a, double b) { return kDeff * (a - b); };
-    const auto& e0 = resolved0->error;
-    const auto& o0 = resolved0->order;
-    slope.tm += d(t.error.tm, e0.tm);
-    slope.idg += d(t.error.idg, e0.idg);
-    slope.odg += d(t.error.odg, e0.odg);
-    os.q += d(t.order.q, o0.q);
-    os.m += d(t.order.m, o0.m);
-    os.qbar += d(t.order.qbar, o0.qbar);
-    os.mbar += d(t.order.mbar, o0.mbar);
-    os.m0 += d(t.order.m0, o0.m0);
-    os.q0 += d(t.order.q0, o0.q0);
+    Errors de = t.error;
+    OrderParams dor = t.order;
+    add_scaled(de, resolved0->error, -1);  // the differences first, then the scale
+    add_scaled(dor, resolved0->order, -1);
+    add_scaled(slope, de, kDeff);
+    add_scaled(os, dor, kDeff);
     return true;
   };
   r.error = r.limit.error;
@@ -537,18 +538,9 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
       ok = respond(matrix, s.slope, s.order_slope);
     }
     s.correction = {s.slope.tm / D, s.slope.idg / D, s.slope.odg / D};
-    r.slope.tm += s.slope.tm;
-    r.slope.idg += s.slope.idg;
-    r.slope.odg += s.slope.odg;
-    r.error.tm += s.correction.tm;
-    r.error.idg += s.correction.idg;
-    r.error.odg += s.correction.odg;
-    r.order.q += s.order_slope.q / D;
-    r.order.m += s.order_slope.m / D;
-    r.order.qbar += s.order_slope.qbar / D;
-    r.order.mbar += s.order_slope.mbar / D;
-    r.order.m0 += s.order_slope.m0 / D;
-    r.order.q0 += s.order_slope.q0 / D;
+    add_scaled(r.slope, s.slope, 1);
+    add_scaled(r.error, s.correction, 1);
+    add_scaled(r.order, s.order_slope, 1 / D);
   }
   if (!ok || !std::isfinite(r.error.tm + r.error.idg + r.error.odg)) {
     r.status = Status::NumericalFailure;

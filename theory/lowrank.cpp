@@ -149,9 +149,7 @@ void fill_observables(const Params& p, const SpectralModel& model, const Spectra
     s.test_shift = t;
   }
   // Errors from the order parameters themselves (docs/theory.md §7).
-  s.error.tm = st2 + 1.0 - 2.0 * o.m + o.q + vt * o.qbar;
-  s.error.idg = st2 + 1.0 - 2.0 * o.m0 + o.q0 + vt * o.qbar;
-  s.error.odg = st2 + 1.0 - 2.0 * o.mbar + o.qbar + vt * o.qbar;
+  s.error = errors_from(p, o);
   s.z = v.z;
   s.nu = p.nu();
   s.e = k.B;
@@ -505,6 +503,13 @@ Solution solve_method(const Params& p, const SolveOptions& options) {
 }
 
 }  // namespace
+
+Errors errors_from(const Params& p, const OrderParams& o) {
+  const double st2 = p.sigma_test * p.sigma_test;
+  const double vt = (1.0 + st2) / p.effective_alpha_test();
+  return {st2 + 1.0 - 2.0 * o.m + o.q + vt * o.qbar, st2 + 1.0 - 2.0 * o.m0 + o.q0 + vt * o.qbar,
+          st2 + 1.0 - 2.0 * o.mbar + o.qbar + vt * o.qbar};
+}
 
 Solution observables_at(const Params& p, const SpectralModel& model, const SpectralValues& v,
                         const OrderParams& o) {

@@ -119,6 +119,10 @@ OrderParams order_from_vector(const Eigen::VectorXd& x);
 // (quadrature, bracketing) is status NumericalFailure with the message, not an exception.
 Solution solve(const Params& p, const SolveOptions& options = {});
 
+// The test errors of docs/theory.md §7 from the order parameters m, q, qbar, m0, q0, mbar:
+// E_P = sigma_t^2 + 1 - 2 m_P + q_P + v qbar, v = (1 + sigma_t^2)/alpha_test.
+Errors errors_from(const Params& p, const OrderParams& o);
+
 // The observables of docs/theory.md §7-§8 (and §20) at order parameters o (q, m, qbar and the
 // conjugates are used) and spectral values v = model.at(z): mbar, m0, q0, the errors, the
 // decomposition, z, e and the shifted protocol. The last step of every method, exposed for the

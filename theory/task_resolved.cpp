@@ -226,9 +226,7 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
   out.m0 = 1 - c * G;                            // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
   out.q0 = 1 - 2 * c * G + c * c * (-g.dGdc) + (d / p.kappa) * (-g.dGdc) + qnoise_S;
   out.mbar = p.rho * (1 - c * G);                // tr(Gbar)/D (Gbar vanishes off span(A))
-  const double st2 = p.sigma_test * p.sigma_test, vt = (1 + st2) / p.effective_alpha_test();
-  r.error = {st2 + 1 - 2 * out.m + out.q + vt * qbar, st2 + 1 - 2 * out.m0 + out.q0 + vt * qbar,
-             st2 + 1 - 2 * out.mbar + qbar + vt * qbar};
+  r.error = errors_from(p, out);
   r.order = out;
   r.status = numerics::Status::Converged;
   r.message = "task-resolved deterministic equivalent";
