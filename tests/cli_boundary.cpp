@@ -9,6 +9,7 @@
 #include "cli_harness.hpp"
 
 using icl_test::count_lines;
+using icl_test::expect_bad_input;
 using icl_test::run_icl;
 using icl_test::Run;
 using icl_test::scratch;
@@ -86,12 +87,5 @@ TEST_CASE("icl boundary: bad criterion, --x, --y, --level are exit 2 with one li
       {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest foo", "quantity"},
       {"boundary --x rho=0.1:1 --y alpha=-1:2:2 --steepest idg", "alpha"},
   };
-  for (const Bad& b : cases) {
-    CAPTURE(b.args);
-    const Run r = run_icl(b.args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find(b.needle) != std::string::npos);
-    CHECK(count_lines(r.err) == 1);
-    CHECK(r.out.empty());
-  }
+  for (const Bad& b : cases) expect_bad_input(b.args, b.needle);
 }

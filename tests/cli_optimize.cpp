@@ -8,6 +8,7 @@
 #include "cli_harness.hpp"
 
 using icl_test::count_lines;
+using icl_test::expect_bad_input;
 using icl_test::run_icl;
 using icl_test::Run;
 
@@ -53,12 +54,5 @@ TEST_CASE("icl optimize: bad --over, --range, --minimize are exit 2 with one lin
       {"optimize --over lambda --minimize foo", "objective"},
       {"optimize --minimize idg", "--over"},
   };
-  for (const Bad& b : cases) {
-    CAPTURE(b.args);
-    const Run r = run_icl(b.args);
-    CHECK(r.code == 2);
-    CHECK(r.err.find(b.needle) != std::string::npos);
-    CHECK(count_lines(r.err) == 1);
-    CHECK(r.out.empty());
-  }
+  for (const Bad& b : cases) expect_bad_input(b.args, b.needle);
 }
