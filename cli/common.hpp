@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "numerics/table.hpp"
 #include "theory/finite_dim.hpp"
 #include "theory/params.hpp"
 
@@ -125,15 +126,9 @@ NamedInterval parse_named_interval(const std::string& text, const std::string& f
 // The grid of a range: linear, or geometric (`log`, needs START, STOP > 0).
 std::vector<double> range_values(const RangeSpec& r, bool log, const std::string& flag);
 
-// Formatting with full precision (max_digits10); non-finite -> "nan"/"inf".
-std::string format_number(double v);
-
-// A table with one header row; written as TSV.
-struct Table {
-  std::vector<std::string> columns;
-  std::vector<std::vector<double>> rows;
-  std::string to_tsv() const;
-};
+// Full-precision numbers and the one table type live in numerics/table.hpp.
+using numerics::format_number;
+using numerics::Table;
 
 // Write `content` to `path` atomically (temp file in the same folder + rename); a failed
 // write leaves any earlier file untouched. Throws ExitError(2) on failure.

@@ -1,5 +1,5 @@
 // Numbers in human-readable messages (errors, statuses): `digits` significant digits, %g style
-// ("inf", "nan" included). Data files use full precision instead (cli/common.hpp format_number).
+// ("inf", "nan" included). Data files use full precision instead (numerics/table.hpp format_number).
 #pragma once
 #include <cstdio>
 #include <string>
