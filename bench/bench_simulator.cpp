@@ -75,7 +75,7 @@ void BM_Operator(benchmark::State& state) {
   const int D = int(state.range(0));
   const auto p = paper_point();
   Rng rng(1);
-  const Dataset d = generate(p, D, rng, Assignment::Random, Sampler::Factorized);
+  const Dataset d = generate(p, D, rng, Sampler::Factorized);
   MatrixXd G = MatrixXd::Identity(D, D) * 0.5;
   for (auto _ : state) {
     MatrixXd out = apply_normal_operator(d, G, 0.0, state.range(1) != 0);

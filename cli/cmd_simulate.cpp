@@ -23,10 +23,10 @@ namespace vf = icl::verify::lowrank;
 void register_simulate_command(CLI::App& app) {
   struct Flags {
     ParamFlags flags;
-    vf::SimOptions sim{.prediction_prompts = 2000};
+    vf::SimOptions sim = vf::SimOptions::standalone();
     vf::GdDemoOptions gd;
-    std::string odg = "isotropic", assignment = "random", sampler = "factorized", solver = "cg";
-    bool no_theory = false, json = false, gd_demo = false, quiet = false;
+    std::string odg = "isotropic", sampler = "factorized", solver = "cg";
+    bool json = false, gd_demo = false, quiet = false;
     std::string out;
   };
   auto f = std::make_shared<Flags>();
@@ -40,7 +40,6 @@ void register_simulate_command(CLI::App& app) {
   add_threads_flag(*sim, f->sim.threads);
   sim->add_option("--odg", f->odg, "ODG test tasks: isotropic N(0, I) | subspace (independent Haar subspace)")
       ->check(CLI::IsMember({"isotropic", "subspace"}))->capture_default_str();
-  add_assignment_flag(*sim, f->assignment);
   sim->add_option("--sampler", f->sampler, "context estimate: factorized (exact, 2L+D normals) | direct (L x D tokens)")
       ->check(CLI::IsMember({"factorized", "direct"}))->capture_default_str();
   sim->add_option("--solver", f->solver, "cg (matrix-free PCG) | direct (dense D^2 x D^2, D <= 40)")
@@ -54,10 +53,8 @@ void register_simulate_command(CLI::App& app) {
                   "TM's Bayes-optimal baseline: the posterior mean over the M0 pretraining tasks "
                   "(dMMSE) by Monte Carlo on this many fresh prompts per seed (0: off)")
       ->check(int_range(0, 10000000))->capture_default_str();
-  add_sphere_queries_flag(*sim, f->sim.sphere_queries);
-  add_fixed_norm_tasks_flag(*sim, f->sim.fixed_norm_tasks);
-  add_gaussian_context_flag(*sim, f->sim.gaussian_context);
-  sim->add_flag("--no-theory", f->no_theory, "do not solve the theory (no decomposition / distribution)");
+  add_switch_flags(*sim, f->sim.switches);
+  sim->add_flag("!--no-theory", f->sim.solve_theory, "do not solve the theory (no decomposition / distribution)");
   sim->add_flag("--gd-demo", f->gd_demo, "ill-posedness demo: gradient descent from several initializations (data of seed 0)");
   sim->add_option("--gd-steps", f->gd.steps, "gradient-descent steps")->check(int_range(1, 1000000))->capture_default_str();
   sim->add_option("--gd-inits", f->gd.init_scales, "initialization scales (Gamma0 = scale Z, Z iid N(0,1/D))")->capture_default_str();
@@ -68,10 +65,8 @@ void register_simulate_command(CLI::App& app) {
     const theory::Params p = f->flags.resolve();
     vf::SimOptions o = f->sim;
     o.odg = vf::odg_kind_from_string(f->odg);
-    o.assignment = vf::assignment_from_string(f->assignment);
     o.sampler = vf::sampler_from_string(f->sampler);
     o.solver = vf::solver_from_string(f->solver);
-    o.solve_theory = !f->no_theory;
     numerics::Progress report;
     if (!f->quiet)
       report = [](std::size_t done, std::size_t total, const std::string& what) {
@@ -97,7 +92,6 @@ void register_verify_command(CLI::App& app) {
   struct Flags {
     vf::VerifyOptions options;
     bool quick = false, json = false, quiet = false, resume = false;
-    bool sphere_queries = false, fixed_norm_tasks = false, gaussian_context = false;
     std::string out;
   };
   auto f = std::make_shared<Flags>();
@@ -105,9 +99,7 @@ void register_verify_command(CLI::App& app) {
       "verify", "Theory vs simulation over a fixed grid: z-scores at fixed D and a 1/D "
                 "extrapolation; exit 3 when they disagree beyond the stated tolerance");
   ver->add_flag("--quick", f->quick, "small D and two points (CI, under 2 minutes on 2 cores)");
-  add_sphere_queries_flag(*ver, f->sphere_queries, " in every simulation");
-  add_fixed_norm_tasks_flag(*ver, f->fixed_norm_tasks, " in every simulation");
-  add_gaussian_context_flag(*ver, f->gaussian_context, " in every simulation");
+  add_switch_flags(*ver, f->options.switches, " in every simulation");
   add_json_flag(*ver, f->json);
   add_out_flag(*ver, f->out, "the JSON");
   add_threads_flag(*ver, f->options.threads);
@@ -118,19 +110,14 @@ void register_verify_command(CLI::App& app) {
     vf::VerifyOptions o = f->quick ? vf::VerifyOptions::quick() : vf::VerifyOptions{};
     o.threads = f->options.threads;
     o.base_seed = f->options.base_seed;
-    o.sphere_queries = f->sphere_queries;
-    o.fixed_norm_tasks = f->fixed_norm_tasks;
-    o.gaussian_context = f->gaussian_context;
+    o.switches = f->options.switches;
     // With --out, each grid point's simulation at one D is kept as it finishes (--resume).
     if (f->resume && (f->out.empty() || f->out == "-"))
       throw ExitError(kExitBadInput, "--resume needs --out FILE (the checkpoint is FILE.partial/)");
     Checkpoint checkpoint;
     if (!f->out.empty() && f->out != "-") {
-      nlohmann::json fingerprint = {{"quick", f->quick},
-                                    {"seed", o.base_seed},
-                                    {"sphere_queries", f->sphere_queries},
-                                    {"fixed_norm_tasks", f->fixed_norm_tasks}};
-      if (f->gaussian_context) fingerprint["gaussian_context"] = true;
+      nlohmann::json fingerprint = {{"quick", f->quick}, {"seed", o.base_seed}};
+      fingerprint.update(nlohmann::json(theory::to_json(o.switches)));
       checkpoint = Checkpoint(f->out, fingerprint, f->resume);
     }
     numerics::Progress report;

@@ -57,7 +57,7 @@ void register_solve(CLI::App& app) {
     if (fd && !fd->converged()) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "finite-D prediction at --finite-dim %d: %s, residual norm %.3g (%s)",
-                    fd->dim, numerics::to_string(fd->status), fd->residual_norm, fd->message.c_str());
+                    fd->options.dim, numerics::to_string(fd->status), fd->residual_norm, fd->message.c_str());
       throw ExitError(kExitNotConverged, buf);
     }
   });

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <type_traits>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include "numerics/atomic_file.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
+#include "theory/param_input.hpp"
 #include "theory/sweep.hpp"
 
 #ifndef ICL_VERSION
@@ -118,28 +121,25 @@ CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& w
                         "folder is created")
       ->check(folder);
 }
-CLI::Option* add_sphere_queries_flag(CLI::App& app, bool& on, const std::string& scope) {
-  return app.add_flag("--sphere-queries", on,
-                      "finite-D source off: training queries rescaled to |x| = 1" + scope +
-                          " (docs/theory.md §13.7)");
-}
-CLI::Option* add_fixed_norm_tasks_flag(CLI::App& app, bool& on, const std::string& scope) {
-  return app.add_flag("--fixed-norm-tasks", on,
-                      "finite-D source off: pretraining tasks rescaled to |w|^2 = D" + scope +
-                          " (docs/theory.md §13.7)");
-}
-CLI::Option* add_gaussian_context_flag(CLI::App& app, bool& on, const std::string& scope) {
-  return app.add_flag("--gaussian-context", on,
-                      "finite-D source off: training context estimates from the Gaussian model "
-                      "s = w + N(0, nu_w I)" + scope + " (docs/theory.md §13.7)");
-}
-CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment, const std::string& scope) {
-  return app
-      .add_option("--assignment", assignment,
-                  "task of each sequence: random (uniform with replacement) | balanced (the "
-                  "task_counts source off)" + scope)
-      ->check(CLI::IsMember({"random", "balanced"}))
-      ->capture_default_str();
+std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDSwitches& switches,
+                                                 const std::string& scope) {
+  std::vector<const CLI::Option*> options;
+  theory::visit_switches(switches, [&](const theory::SwitchInfo& info, auto& field) {
+    std::string flag = std::string("--") + info.name;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    const std::string help = std::string("finite-D source off (") + info.removes + "): " +
+                             info.help + scope + " (docs/theory.md §13.7)";
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>) {
+      options.push_back(app.add_flag(flag, field, help));
+    } else {
+      const std::map<std::string, theory::Assignment> values{
+          {"random", theory::Assignment::Random}, {"balanced", theory::Assignment::Balanced}};
+      options.push_back(app.add_option(flag, field, help)
+                            ->transform(CLI::CheckedTransformer(values))
+                            ->default_str(theory::to_string(field)));
+    }
+  });
+  return options;
 }
 
 void FiniteDimFlags::add_to(CLI::App& app, const std::string& other) {
@@ -153,27 +153,13 @@ void FiniteDimFlags::add_to(CLI::App& app, const std::string& other) {
   const std::string scope =
       other.empty() ? ", in the prediction of --finite-dim"
                     : ", in the prediction of --finite-dim and in " + other;
-  switches_ = {add_sphere_queries_flag(app, sphere_queries, scope),
-               add_fixed_norm_tasks_flag(app, fixed_norm_tasks, scope),
-               add_gaussian_context_flag(app, gaussian_context, scope),
-               add_assignment_flag(app, assignment, scope)};
+  add_switch_flags(app, switches, scope);
 }
 
 std::optional<theory::FiniteDimOptions> FiniteDimFlags::options(bool other_given) const {
   const bool given = dim_option_ != nullptr && dim_option_->count() > 0;
-  if (!given && !other_given)
-    for (const CLI::Option* s : switches_)
-      if (s->count() > 0)
-        throw ExitError(kExitBadInput, s->get_name() + " needs --finite-dim" +
-                                           (other_.empty() ? "" : " or " + other_));
-  if (!given) return std::nullopt;
-  theory::FiniteDimOptions o;
-  o.dim = dim;
-  o.sphere_queries = sphere_queries;
-  o.fixed_norm_tasks = fixed_norm_tasks;
-  o.balanced_assignment = assignment == "balanced";
-  o.gaussian_context = gaussian_context;
-  return o;
+  return theory::finite_dim_request(given ? std::optional<int>(dim) : std::nullopt, switches,
+                                    other_given, other_.empty() ? "" : "the simulation (" + other_ + ")");
 }
 
 theory::FiniteDimResult FiniteDimFlags::solve(const theory::Params& p,
@@ -335,56 +321,6 @@ void ParamFlags::add_to(CLI::App& app) {
       ->delimiter(',')->group(g);
 }
 
-namespace {
-
-// --task-spectrum: "powerlaw:EXPONENT:LEVELS", "complement:EPSILON" (eigenvalue a on a fraction
-// rho, epsilon a elsewhere), or explicit "t1:w1,t2:w2,..." (weights sum to 1, mean eigenvalue 1).
-std::vector<numerics::Atom> parse_task_spectrum(const std::string& text, double rho) {
-  auto bad = [&](const std::string& why) {
-    return ExitError(kExitBadInput, "--task-spectrum '" + text + "': " + why +
-                                        " (powerlaw:EXP:LEVELS | complement:EPS | t1:w1,t2:w2,...)");
-  };
-  auto number = [&](const std::string& s) {
-    std::size_t pos = 0;
-    double v = 0;
-    try {
-      v = std::stod(s, &pos);
-    } catch (...) {
-      throw bad("not a number: '" + s + "'");
-    }
-    if (pos != s.size() || !std::isfinite(v)) throw bad("not a finite number: '" + s + "'");
-    return v;
-  };
-  std::vector<std::string> parts;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ':');) parts.push_back(item);
-  if (!parts.empty() && parts[0] == "powerlaw") {
-    if (parts.size() != 3) throw bad("powerlaw needs EXP:LEVELS");
-    const double exponent = number(parts[1]), levels = number(parts[2]);
-    if (exponent < 0) throw bad("EXP must be >= 0");
-    if (levels < 1 || levels > 1e6 || levels != std::floor(levels))
-      throw bad("LEVELS must be a whole number in [1, 1000000]");
-    return theory::power_law_spectrum(exponent, static_cast<int>(levels));
-  }
-  if (!parts.empty() && parts[0] == "complement") {
-    if (parts.size() != 2) throw bad("complement needs EPS");
-    const double epsilon = number(parts[1]);
-    if (epsilon < 0) throw bad("EPS must be >= 0");
-    return theory::low_rank_plus_complement_spectrum(rho, epsilon);  // rho: checked by --rho
-  }
-  std::vector<numerics::Atom> out;
-  std::stringstream pairs(text);
-  for (std::string pair; std::getline(pairs, pair, ',');) {
-    const auto colon = pair.find(':');
-    if (colon == std::string::npos) throw bad("expected t:w pairs");
-    out.push_back({number(pair.substr(0, colon)), number(pair.substr(colon + 1))});
-  }
-  if (out.empty()) throw bad("empty");
-  return out;
-}
-
-}  // namespace
-
 bool ParamFlags::rho_given() const {
   for (const CLI::Option* o : rho_options_)
     if (o->count() > 0) return true;
@@ -392,23 +328,22 @@ bool ParamFlags::rho_given() const {
 }
 
 theory::Params ParamFlags::resolve() const {
-  theory::Params p = params;
-  if (gamma > 0) p.tau = gamma * p.kappa;
-  if (alpha_test > 0) p.alpha_test = alpha_test;
-  // rho is the rank fraction of the paper's tasks and the strong fraction of complement:EPS;
-  // every other spectrum is the whole task covariance, so an explicit --rho would be ignored
-  // silently (docs/theory.md §12.1): refuse it.
-  if (!task_spectrum.empty() && task_spectrum.rfind("complement:", 0) != 0 && rho_given())
-    throw ExitError(kExitBadInput,
-                    "--rho conflicts with --task-spectrum '" + task_spectrum +
-                        "': that spectrum is the whole task covariance and does not use rho "
-                        "(only complement:EPS takes --rho, its fraction of strong directions); "
-                        "drop --rho");
-  if (!task_spectrum.empty()) p.task_spectrum = parse_task_spectrum(task_spectrum, p.rho);
-  p.test_overlap = test_overlap;
-  p.test_levels = test_levels;
-  p.validate();  // InvalidParams(field, message) goes to main(): exit 2
-  return p;
+  // The input rules (gamma, alpha_test, the spectrum text, rho next to a spectrum) are the
+  // library's (theory/param_input.hpp); InvalidParams goes to main(): exit 2.
+  theory::ParamInput in;
+  in.alpha = params.alpha;
+  if (alpha_test > 0) in.alpha_test = alpha_test;
+  if (gamma > 0) in.gamma = gamma;
+  else in.tau = params.tau;
+  in.kappa = params.kappa;
+  if (rho_given()) in.rho = params.rho;
+  in.sigma = params.sigma;
+  in.sigma_test = params.sigma_test;
+  in.lambda = params.lambda;
+  if (!task_spectrum.empty()) in.task_spectrum_text = task_spectrum;
+  in.test_overlap = test_overlap;
+  in.test_levels = test_levels;
+  return in.resolve();
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

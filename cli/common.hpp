@@ -38,10 +38,9 @@ struct ParamFlags {
   std::optional<double> test_overlap;  // --test-overlap C (beyond the paper)
   std::vector<double> test_levels;     // --test-levels t1,t2,... (with --task-spectrum)
   void add_to(CLI::App& app);
-  // The Params after the flags are parsed (gamma -> tau, alpha_test, task spectrum),
-  // validated: an invalid combination throws icl::InvalidParams naming the field (main() turns
-  // it into exit 2), a malformed --task-spectrum an ExitError naming the flag, and so does an
-  // explicit --rho next to a spectrum that does not use it (all but complement:EPS).
+  // The Params after the flags are parsed, by theory::ParamInput::resolve() (gamma -> tau,
+  // alpha_test, the task spectrum text, an explicit --rho next to a spectrum that does not use
+  // it): an invalid input throws icl::InvalidParams naming the field (main(): exit 2).
   theory::Params resolve() const;
 
  private:
@@ -69,28 +68,24 @@ CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& w
 // figure); created when missing.
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what);
 
-// The finite-D switches (docs/theory.md §13.7), each removing one finite-D source, with the same
-// name and meaning for the simulator and the finite-D theory (which predicts that source as 0);
-// `scope` is appended to the help (e.g. " in every simulation").
-CLI::Option* add_sphere_queries_flag(CLI::App& app, bool& on, const std::string& scope = "");
-CLI::Option* add_fixed_norm_tasks_flag(CLI::App& app, bool& on, const std::string& scope = "");
-CLI::Option* add_gaussian_context_flag(CLI::App& app, bool& on, const std::string& scope = "");
-// --assignment random|balanced (balanced: the task_counts source off).
-CLI::Option* add_assignment_flag(CLI::App& app, std::string& assignment,
-                                 const std::string& scope = "");
+// The finite-D switches (theory/finite_d_switches.hpp, docs/theory.md §13.7): one flag per
+// switch of theory::visit_switches (--sphere-queries, --fixed-norm-tasks, --assignment
+// random|balanced, --gaussian-context), writing into `switches`; `scope` is appended to the
+// help (e.g. " in every simulation"). Returns the options, for "was it given".
+std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDSwitches& switches,
+                                                 const std::string& scope = "");
 
-// --finite-dim D (2..kMaxFiniteDim) and the four switches: the finite-D prediction of
+// --finite-dim D (2..kMaxFiniteDim) and the switches: the finite-D prediction of
 // docs/theory.md §21 (theory::solve_finite_dim) next to a theory result.
 inline constexpr int kMaxFiniteDim = 1000000;  // beyond, the corrections are below 1e-6 x slope
 struct FiniteDimFlags {
   int dim = 0;
-  bool sphere_queries = false, fixed_norm_tasks = false, gaussian_context = false;
-  std::string assignment = "random";
+  theory::FiniteDSwitches switches;
   // `other`: a flag the switches may come with instead of --finite-dim (icl sweep: --simulate,
   // where they also apply to the simulation); empty: the switches need --finite-dim.
   void add_to(CLI::App& app, const std::string& other = "");
-  // The options when --finite-dim is given, else nullopt. A switch given without --finite-dim
-  // (nor `other` when `other_given`) is an ExitError(2) naming it.
+  // theory::finite_dim_request: the options when --finite-dim is given, else nullopt; a switch
+  // without --finite-dim (nor `other` when `other_given`) is refused by the library.
   std::optional<theory::FiniteDimOptions> options(bool other_given = false) const;
   // solve_finite_dim, with its refusal of the point (the ridgeless branch lambda = 0, tau <= 1)
   // as an ExitError(2) naming --finite-dim and the field.
@@ -99,7 +94,6 @@ struct FiniteDimFlags {
 
  private:
   const CLI::Option* dim_option_ = nullptr;
-  std::vector<const CLI::Option*> switches_;
   std::string other_;
 };
 

@@ -21,6 +21,15 @@
 
 namespace icl::numerics {
 
+const char* to_string(MomentMethod m) { return m == MomentMethod::Exact ? "exact" : "quadrature"; }
+
+MomentMethod moment_method_from_string(const std::string& s) {
+  if (s == "quadrature") return MomentMethod::Quadrature;
+  if (s == "exact") return MomentMethod::Exact;
+  throw InvalidParams("moments", "must be quadrature or exact (got '" + s + "')");
+}
+
+
 namespace {
 
 // Per-thread GSL state: one workspace (grown on demand) and the QAWS tables, keyed by the

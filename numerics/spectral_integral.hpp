@@ -8,6 +8,7 @@
 // with a 1/x density factor (Marchenko-Pastur with ratio near 1) is integrated with that pole
 // removed analytically (see spectral_integral.cpp), continuously through the hard edge a = 0.
 #pragma once
+#include <string>
 #include <functional>
 
 #include "numerics/spectral_measure.hpp"
@@ -47,6 +48,8 @@ struct ResolventMoments {
   double operator()(int k, int j) const { return r[k][j]; }
 };
 enum class MomentMethod { Quadrature, Exact };
+const char* to_string(MomentMethod m);                        // "quadrature" | "exact"
+MomentMethod moment_method_from_string(const std::string& s);  // InvalidParams("moments")
 ResolventMoments resolvent_moments(const SpectralMeasure& mu, double z,
                                    MomentMethod method = MomentMethod::Quadrature,
                                    const QuadratureOptions& options = {});

@@ -513,10 +513,10 @@ FigureData fig_phase(const Settings& s) {
   const auto gkappa = theory::linspace(0.05, 1.5, s.quick ? 15 : 50);
   theory::PhaseOptions po;
   po.threads = std::max(1, s.threads);
-  po.progress = [&](std::size_t d, std::size_t n, const std::string&) {
-    if (d == n || d % 250 == 0) report(s, "phase diagram", d, n);
-  };
-  const auto grid = theory::phase_grid(pg, "rho", grho, "kappa", gkappa, po);
+  const auto grid = theory::phase_grid(pg, "rho", grho, "kappa", gkappa, po,
+                                       [&](std::size_t d, std::size_t n, const std::string&) {
+                                         if (d == n || d % 250 == 0) report(s, "phase diagram", d, n);
+                                       });
   DataTable pd;
   pd.stem = "phase_diagram";
   pd.columns = {"rho", "kappa", "task_rich", "atom_mass"};

@@ -48,7 +48,7 @@ FigureData fig_spectrum(const Settings& s) {
       verify::lowrank::Rng rng(
           numerics::derive_seed(numerics::derive_seed(s.seed, "spectrum", c), std::uint64_t(k)));
       const verify::lowrank::Dataset d =
-          verify::lowrank::generate(p, dim, rng, verify::lowrank::Assignment::Random, verify::lowrank::Sampler::Factorized);
+          verify::lowrank::generate(p, dim, rng, verify::lowrank::Sampler::Factorized);
       const Eigen::MatrixXd S = d.S();
       Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(S, Eigen::EigenvaluesOnly);
       const Eigen::VectorXd lam = es.eigenvalues();

@@ -10,6 +10,8 @@
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
+#include "python/kwargs.hpp"
+#include "python/sim_options.hpp"
 #include "python/progress.hpp"
 #include "numerics/seed.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -23,26 +25,37 @@ namespace {
 using theory::Params;
 namespace vl = verify::lowrank;
 
-vl::SimOptions sim_options(int dim, int seeds, std::uint64_t seed, int threads,
-                           const std::string& odg, const std::string& solver, bool min_norm,
-                           bool theory, int bayes_prompts, bool sphere_queries,
-                           bool fixed_norm_tasks, bool gaussian_context) {
-  vl::SimOptions o;
-  o.solve_theory = theory;
-  o.dim = dim;
-  o.seeds = seeds;
-  o.base_seed = seed;
-  o.threads = threads;
-  o.odg = vl::odg_kind_from_string(odg);
-  o.solver = vl::solver_from_string(solver);
-  o.min_norm = min_norm;
-  o.bayes_prompts = bayes_prompts;
-  o.sphere_queries = sphere_queries;  // docs/theory.md §13.7
-  o.fixed_norm_tasks = fixed_norm_tasks;
-  o.gaussian_context = gaussian_context;
+}  // namespace
+
+vl::SimOptions sim_options(const py::kwargs& kwargs, const std::string& function,
+                           vl::SimOptions o) {
+  Kwargs k(kwargs, function);
+  read_sim_options(k, o);
+  k.finish();
   o.validate();
   return o;
 }
+
+void read_sim_options(Kwargs& k, vl::SimOptions& o) {
+  k.take("dim", o.dim);
+  k.take("seeds", o.seeds);
+  k.take("seed", o.base_seed);
+  k.take("threads", o.threads);
+  std::string text;
+  if (k.take("odg", text)) o.odg = vl::odg_kind_from_string(text);
+  if (k.take("sampler", text)) o.sampler = vl::sampler_from_string(text);
+  if (k.take("solver", text)) o.solver = vl::solver_from_string(text);
+  k.take("cg_tolerance", o.cg_tolerance);
+  k.take("cg_max_iterations", o.cg_max_iterations);
+  k.take("min_norm", o.min_norm);
+  k.take("theory", o.solve_theory);
+  k.take("prediction_prompts", o.prediction_prompts);
+  k.take("histogram_bins", o.histogram_bins);
+  k.take("bayes_prompts", o.bayes_prompts);
+  k.take_switches(o.switches);
+}
+
+namespace {
 
 // A run whose training did not converge raises NumericalError (its numbers are not results).
 // Returns (estimates {name: (mean, sem)}, the `icl simulate --json` object, the theory Solution
@@ -82,51 +95,27 @@ const char* kSimulateDoc =
     "Internal: icl_theory.simulate and icl_theory.LowRankSimulator.run wrap it into a\n"
     "SimulationResult. Returns (estimates, json, theory Solution or None, comparison rows).";
 
-vl::LowRankSimulator make_simulator(const Params& p, int dim, int seeds, std::uint64_t seed,
-                                    int threads, const std::string& odg,
-                                    const std::string& solver, bool min_norm, bool theory,
-                                    int bayes_prompts, bool sphere_queries,
-                                    bool fixed_norm_tasks, bool gaussian_context) {
+vl::LowRankSimulator make_simulator(const Params& p, const py::kwargs& options) {
   p.validate();
-  return vl::LowRankSimulator(p, sim_options(dim, seeds, seed, threads, odg, solver, min_norm,
-                                             theory, bayes_prompts, sphere_queries,
-                                             fixed_norm_tasks, gaussian_context));
+  return vl::LowRankSimulator(p, sim_options(options, "LowRankSimulator",
+                                             vl::SimOptions::standalone()));
 }
 
 }  // namespace
 
 void bind_simulate(py::module_& m) {
-  const vl::SimOptions defaults;
   m.def(
       "simulate",
-      [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads,
-         const std::string& odg, const std::string& solver, bool min_norm, bool theory,
-         int bayes_prompts, bool sphere_queries, bool fixed_norm_tasks, bool gaussian_context,
-         const py::object& progress) {
-        return run_simulator(make_simulator(p, dim, seeds, seed, threads, odg, solver, min_norm,
-                                            theory, bayes_prompts, sphere_queries,
-                                            fixed_norm_tasks, gaussian_context),
-                             progress);
+      [](const Params& p, const py::object& progress, const py::kwargs& options) {
+        return run_simulator(make_simulator(p, options), progress);
       },
-      py::arg("params"), py::kw_only(), py::arg("dim") = defaults.dim,
-      py::arg("seeds") = defaults.seeds, py::arg("seed") = defaults.base_seed,
-      py::arg("threads") = defaults.threads, py::arg("odg") = "isotropic",
-      py::arg("solver") = "cg", py::arg("min_norm") = false, py::arg("theory") = true,
-      py::arg("bayes_prompts") = 0, py::arg("sphere_queries") = false,
-      py::arg("fixed_norm_tasks") = false, py::arg("gaussian_context") = false,
-      py::arg("progress") = py::none(), kSimulateDoc);
+      py::arg("params"), py::kw_only(), py::arg("progress") = py::none(), kSimulateDoc);
 
   py::class_<vl::LowRankSimulator>(
       m, "LowRankSimulator",
-      "The finite-D simulator as an object: LowRankSimulator(params, dim=..., seeds=...,\n"
-      "seed=..., threads=..., odg=..., solver=..., min_norm=...).run() -> {name: (mean, sem)}.")
-      .def(py::init(&make_simulator), py::arg("params"), py::kw_only(),
-           py::arg("dim") = defaults.dim, py::arg("seeds") = defaults.seeds,
-           py::arg("seed") = defaults.base_seed, py::arg("threads") = defaults.threads,
-           py::arg("odg") = "isotropic", py::arg("solver") = "cg", py::arg("min_norm") = false,
-           py::arg("theory") = true, py::arg("bayes_prompts") = 0,
-           py::arg("sphere_queries") = false, py::arg("fixed_norm_tasks") = false,
-           py::arg("gaussian_context") = false)
+      "The finite-D simulator as an object: LowRankSimulator(params, **options).run()\n"
+      "(options as simulate()).")
+      .def(py::init(&make_simulator), py::arg("params"))
       .def("run", &run_simulator, py::kw_only(), py::arg("progress") = py::none(), kSimulateDoc)
       .def_property_readonly("params", &vl::LowRankSimulator::params, "the Params simulated")
       .def_property_readonly("dim", [](const vl::LowRankSimulator& s) { return s.options().dim; },
@@ -170,22 +159,6 @@ void bind_simulate(py::module_& m) {
       "slope, slope_se, chi2, dof}.");
   m.def("simulation_columns", &vl::simulation_columns,
         "Names of the simulation columns of `icl sweep --simulate` (sim_<q>, sim_<q>_sem).");
-  m.def(
-      "_simulation_row",
-      [](const Params& p, int dim, int seeds, std::uint64_t seed, int threads) {
-        const vl::SimOptions o = sim_options(dim, seeds, seed, threads, "isotropic", "cg",
-                                             false, false, 0, false, false, false);
-        vl::SimulationResult r;
-        {
-          py::gil_scoped_release release;
-          r = vl::run(p, o);
-        }
-        return py::make_tuple(vl::simulation_row(r), r.converged(), r.message);
-      },
-      py::arg("params"), py::kw_only(), py::arg("dim"), py::arg("seeds"), py::arg("seed"),
-      py::arg("threads"),
-      "Internal (icl_theory.distributed): one point of `icl sweep --simulate` as\n"
-      "(row of simulation_columns() values, converged, message); NaN values when not converged.");
   m.def(
       "derive_seed",
       [](std::uint64_t base, std::uint64_t k) { return numerics::derive_seed(base, k); },

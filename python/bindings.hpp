@@ -5,7 +5,9 @@
 namespace icl::python {
 namespace py = pybind11;
 
-void bind_theory(py::module_& m);    // Params, solve, sweep, phase_grid, phases
+void bind_params(py::module_& m);    // Params, task spectra, phases
+void bind_solution(py::module_& m);  // Solution, solve
+void bind_sweep(py::module_& m);     // sweep, solve_finite_dim, phase_grid, vectorized solve
 void bind_spectral(py::module_& m);  // spectral measures, resolvent moments, integrate
 void bind_simulate(py::module_& m);  // simulate, LowRankSimulator, sizes
 void bind_patch(py::module_& m);     // patch checks

@@ -67,7 +67,9 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
-  icl::python::bind_theory(m);
+  icl::python::bind_params(m);
+  icl::python::bind_solution(m);
+  icl::python::bind_sweep(m);
   icl::python::bind_spectral(m);
   icl::python::bind_simulate(m);
   icl::python::bind_patch(m);

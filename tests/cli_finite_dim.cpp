@@ -64,13 +64,14 @@ TEST_CASE("icl solve --finite-dim: a finite_dim block whose sources sum to error
   REQUIRE(doc.contains("finite_dim"));
   const auto& fd = doc.at("finite_dim");
   for (const char* k : {"dim", "status", "message", "residual_norm", "sized", "error", "limit",
-                        "slope", "order", "sources", "omitted", "switches"})
+                        "slope", "order", "sources", "omitted", "finite_d_switches"})
     CHECK(fd.contains(k));
   CHECK(fd.at("dim") == 40);
   CHECK(fd.at("status") == "converged");
   for (const char* k : {"q", "m", "qbar", "mbar", "m0", "q0"}) CHECK(fd.at("order").contains(k));
-  for (const char* k : {"sphere_queries", "fixed_norm_tasks", "balanced_assignment"})
-    CHECK(fd.at("switches").at(k) == false);
+  for (const char* k : {"sphere_queries", "fixed_norm_tasks", "gaussian_context"})
+    CHECK(fd.at("finite_d_switches").at(k) == false);
+  CHECK(fd.at("finite_d_switches").at("assignment") == "random");
   CHECK(!fd.at("omitted").empty());
   // The sources in the library's order, each with its slope and correction.
   const auto& names = icl::theory::finite_dim_source_names();
@@ -123,8 +124,9 @@ TEST_CASE("icl solve --finite-dim switches remove their sources and are recorded
       "solve --json --finite-dim 30 --sphere-queries --fixed-norm-tasks --assignment balanced");
   REQUIRE(r.code == 0);
   const auto fd = nlohmann::json::parse(r.out).at("finite_dim");
-  for (const char* k : {"sphere_queries", "fixed_norm_tasks", "balanced_assignment"})
-    CHECK(fd.at("switches").at(k) == true);
+  for (const char* k : {"sphere_queries", "fixed_norm_tasks"})
+    CHECK(fd.at("finite_d_switches").at(k) == true);
+  CHECK(fd.at("finite_d_switches").at("assignment") == "balanced");
   // The sources these switches remove are predicted as exactly 0 (theory/finite_dim.hpp).
   for (const char* name : {"query_norms", "task_norms", "task_counts"})
     for (const char* e : kErrors) CHECK(fd.at("sources").at(name).at("correction").at(e) == 0.0);
@@ -144,13 +146,16 @@ TEST_CASE("icl solve/sweep --finite-dim bad input: exit 2 with one line naming t
   // on it (tau = 1, lambda = 0): refused the same way, while plain `icl solve` runs.
   CHECK(run_icl("solve --tau 1.01").code == 0);
   expect_bad_input("solve --tau 1.01 --finite-dim 2", "--finite-dim 2: invalid parameter lambda");
-  expect_bad_input("solve --sphere-queries", "--sphere-queries needs --finite-dim");
-  expect_bad_input("solve --fixed-norm-tasks", "--fixed-norm-tasks needs --finite-dim");
-  expect_bad_input("solve --assignment balanced", "--assignment needs --finite-dim");
+  // A switch without --finite-dim has nothing to act on: the library's refusal names it
+  // (theory::finite_dim_request), as Python's does.
+  expect_bad_input("solve --sphere-queries", "invalid parameter sphere_queries: a finite-D switch needs finite_dim");
+  expect_bad_input("solve --fixed-norm-tasks", "invalid parameter fixed_norm_tasks: a finite-D switch needs finite_dim");
+  expect_bad_input("solve --assignment balanced", "invalid parameter assignment: a finite-D switch needs finite_dim");
   expect_bad_input("solve --finite-dim 40 --assignment magic", "--assignment");
   expect_bad_input("sweep --vary alpha=1:2:3 --finite-dim 1", "--finite-dim");
   expect_bad_input("sweep --vary alpha=1:2:3 --sphere-queries",
-                   "--sphere-queries needs --finite-dim or --simulate");
+                   "invalid parameter sphere_queries: a finite-D switch needs finite_dim (the "
+                   "finite-D prediction) or the simulation (--simulate)");
 }
 
 TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exit 3") {
@@ -229,8 +234,8 @@ TEST_CASE("icl sweep --finite-dim: points outside the finite-D theory are nan, n
 
 TEST_CASE("icl sweep --simulate takes the switches too: the simulation runs with them") {
   // Without --finite-dim the switches apply to the simulation alone (same names as `icl
-  // simulate`); the sidecar names them (and so does a checkpoint's options), and the simulated
-  // errors differ from a run without them at the same seed (the data were rescaled).
+  // simulate`); the sidecar records them (and so does a checkpoint's options), and the
+  // simulated errors differ from a run without them at the same seed (the data were rescaled).
   const fs::path d = scratch();
   const std::string on = (d / "on.tsv").string(), off = (d / "off.tsv").string();
   const std::string base = "sweep --vary alpha=1:2:2 --simulate --dim 6 --seeds 2 --quiet --out ";
@@ -238,10 +243,13 @@ TEST_CASE("icl sweep --simulate takes the switches too: the simulation runs with
   REQUIRE(run_icl(base + off).code == 0);
   const auto side_on = nlohmann::json::parse(slurp(on + ".json"));
   const auto side_off = nlohmann::json::parse(slurp(off + ".json"));
-  CHECK(side_on.at("simulation").at("sphere_queries") == true);
-  CHECK(side_on.at("simulation").at("assignment") == "balanced");
-  CHECK(!side_on.at("simulation").contains("fixed_norm_tasks"));
-  CHECK(!side_off.at("simulation").contains("sphere_queries"));
+  const auto& sw_on = side_on.at("simulation").at("finite_d_switches");
+  const auto& sw_off = side_off.at("simulation").at("finite_d_switches");
+  CHECK(sw_on.at("sphere_queries") == true);
+  CHECK(sw_on.at("assignment") == "balanced");
+  CHECK(sw_on.at("fixed_norm_tasks") == false);
+  CHECK(sw_off.at("sphere_queries") == false);
+  CHECK(sw_off.at("assignment") == "random");
   CHECK(!side_on.contains("finite_dim"));
   const Tsv a = parse_tsv(slurp(on)), b = parse_tsv(slurp(off));
   CHECK(a.header == b.header);

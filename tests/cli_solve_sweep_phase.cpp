@@ -132,8 +132,8 @@ TEST_CASE("parameters valid one by one but not together: exit 2, 'invalid parame
     const Run r = expect_bad_input(c.args, c.needle);
     CHECK(r.err.rfind(std::string("icl: ") + c.needle, 0) == 0);
   }
-  // A malformed --task-spectrum names the flag.
-  expect_bad_input("solve --task-spectrum powerlaw:-1:3", "--task-spectrum");
+  // A malformed --task-spectrum names the field (theory::task_spectrum_from_string).
+  expect_bad_input("solve --task-spectrum powerlaw:-1:3", "invalid parameter task_spectrum: ");
 }
 
 TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar") {
@@ -183,15 +183,17 @@ TEST_CASE("--out into a missing folder creates it before computing; progress in 
 }
 
 TEST_CASE("icl simulate --sphere-queries --fixed-norm-tasks reach the simulator and its JSON") {
-  // docs/theory.md §13.7: the default JSON has no "finite_d_switches"; with the flags it names
-  // them, and the errors differ from the default run at the same seed (the data were rescaled).
+  // docs/theory.md §13.7: the JSON records the switches ("finite_d_switches", all off by
+  // default), and with the flags the errors differ from the default run at the same seed (the
+  // data were rescaled).
   const Run off = run_icl("simulate --dim 8 --seeds 2 --no-theory --json --quiet");
   const Run on = run_icl(
       "simulate --dim 8 --seeds 2 --no-theory --json --quiet --sphere-queries --fixed-norm-tasks");
   REQUIRE(off.code == 0);
   REQUIRE(on.code == 0);
   const auto a = nlohmann::json::parse(off.out), b = nlohmann::json::parse(on.out);
-  CHECK(!a.contains("finite_d_switches"));
+  CHECK(a.at("finite_d_switches").at("sphere_queries") == false);
+  CHECK(a.at("finite_d_switches").at("assignment") == "random");
   CHECK(b.at("finite_d_switches").at("sphere_queries") == true);
   CHECK(b.at("finite_d_switches").at("fixed_norm_tasks") == true);
   CHECK(a.at("error").at("idg").at("mean") != b.at("error").at("idg").at("mean"));

@@ -23,7 +23,7 @@ bool has(const std::string& s, const std::string& needle) {
 TEST_CASE("--rho next to a task spectrum that does not use it is exit 2 naming the conflict") {
   for (const char* spectrum : {"powerlaw:1:10", "0.5:0.5,1.5:0.5"}) {
     const Run r = expect_bad_input(std::string("solve --rho 0.5 --task-spectrum ") + spectrum,
-                                   "--rho conflicts with --task-spectrum");
+                                   "invalid parameter rho: conflicts with the task spectrum");
     CHECK(has(r.err, "complement:EPS"));
   }
   // The same spectrum without --rho is fine.

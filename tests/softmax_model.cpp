@@ -74,7 +74,8 @@ TEST_CASE("softmax data: the same A, tasks and assignment as the linear simulato
     Rng r1(123), r2(123);
     const TrainingData d = generate(p, 12, r1, as);
     const icl::verify::lowrank::Dataset lin =
-        icl::verify::lowrank::generate(p, 12, r2, as, icl::verify::lowrank::Sampler::Factorized);
+        icl::verify::lowrank::generate(p, 12, r2, icl::verify::lowrank::Sampler::Factorized,
+                                       {.assignment = as});
     CHECK(d.n.r == 6);
     CHECK(d.n.M0 == 6);
     CHECK(d.n.N == 216);

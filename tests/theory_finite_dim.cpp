@@ -37,7 +37,8 @@ TEST_CASE("finite_dim_switches_zero_exactly_their_sources") {
     sum += s.correction.odg;
   }
   CHECK(all.error.odg - all.limit.error.odg == doctest::Approx(sum).epsilon(1e-12));
-  o.sphere_queries = o.fixed_norm_tasks = o.balanced_assignment = o.gaussian_context = true;
+  o.switches = {.sphere_queries = true, .fixed_norm_tasks = true,
+                .assignment = Assignment::Balanced, .gaussian_context = true};
   const FiniteDimResult off = solve_finite_dim(p, o);
   for (const char* name :
        {"query_norms", "task_norms", "task_counts", "context_mean", "context_scalars"}) {

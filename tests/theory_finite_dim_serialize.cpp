@@ -15,7 +15,7 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
   p.lambda = 0.05;
   FiniteDimOptions o;
   o.dim = 40;
-  o.sphere_queries = true;
+  o.switches.sphere_queries = true;
   const FiniteDimResult r = solve_finite_dim(p, o);
   REQUIRE(r.converged());
   // dump() writes doubles so that they parse back to the same bits.
@@ -34,15 +34,15 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
     CHECK(j.at("sources").at(s.name).at("correction").at("tm").get<double>() == s.correction.tm);
   }
   CHECK(j.at("omitted").get<std::vector<std::string>>() == r.omitted);
-  CHECK(j.at("switches").at("sphere_queries") == true);
-  CHECK(j.at("switches").at("fixed_norm_tasks") == false);
+  CHECK(j.at("finite_d_switches").at("sphere_queries") == true);
+  CHECK(j.at("finite_d_switches").at("fixed_norm_tasks") == false);
   // The ordered layout: the documented key order.
   std::vector<std::string> keys;
   const nlohmann::ordered_json ordered = to_json(r);
   for (const auto& [k, v] : ordered.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"dim", "status", "message", "residual_norm", "sized",
                                          "error", "limit", "slope", "order", "sources",
-                                         "omitted", "switches"});
+                                         "omitted", "finite_d_switches"});
   const auto row = finite_dim_row(&r);
   CHECK(row == std::vector<double>{r.error.tm, r.error.idg, r.error.odg});
   CHECK(finite_dim_columns() == std::vector<std::string>{"fd_tm", "fd_idg", "fd_odg"});
@@ -52,7 +52,7 @@ TEST_CASE("finite_dim_to_json_of_a_failed_result_has_no_values") {
   // A result that did not converge shows null values everywhere (its limit's too), with its
   // status, message and inputs kept. Built by hand: the values set here must not appear.
   FiniteDimResult r;
-  r.dim = 12;
+  r.options.dim = 12;
   r.status = icl::numerics::Status::NumericalFailure;
   r.message = "a perturbed map left the domain";
   r.error = r.slope = r.limit.error = {0.1, 0.2, 0.3};

@@ -104,11 +104,11 @@ TEST_CASE("solve_points: a progress function that throws cancels the remaining p
     PhaseOptions o;
     o.threads = threads;
     std::size_t reports = 0;
-    o.progress = [&](std::size_t done, std::size_t, const std::string&) {
+    const auto progress = [&](std::size_t done, std::size_t, const std::string&) {
       ++reports;
       if (done == 3) throw std::runtime_error("stop");
     };
-    CHECK_THROWS_WITH_AS(solve_points(points, o), "stop", std::runtime_error);
+    CHECK_THROWS_WITH_AS(solve_points(points, o, progress), "stop", std::runtime_error);
     CHECK(reports == 3);  // no report after the cancelling one
   }
 }

@@ -128,23 +128,21 @@ TEST_CASE("verify reports the finite-D prediction at every D, equal to solve_fin
 TEST_CASE("verify computes the finite-D prediction with the simulation's switches") {
   SimOptions so;
   so.dim = 24;
-  so.sphere_queries = true;
-  so.assignment = Assignment::Balanced;
+  so.switches.sphere_queries = true;
+  so.switches.assignment = Assignment::Balanced;
   const auto fo = finite_dim_options(so);
   CHECK(fo.dim == 24);
-  CHECK(fo.sphere_queries);
-  CHECK(!fo.fixed_norm_tasks);
-  CHECK(fo.balanced_assignment);
-  CHECK(!finite_dim_options(SimOptions{}).balanced_assignment);
+  CHECK(fo.switches == so.switches);
+  CHECK(!finite_dim_options(SimOptions{}).switches.any());
 
   const GridPoint gp = verify_grid(true).front();
   VerifyOptions o = tiny(gp);
-  o.sphere_queries = true;
-  o.fixed_norm_tasks = true;
+  o.switches.sphere_queries = true;
+  o.switches.fixed_norm_tasks = true;
   const PointResult r = verify_point(gp, o);
   icl::theory::FiniteDimOptions on;
-  on.sphere_queries = true;
-  on.fixed_norm_tasks = true;
+  on.switches.sphere_queries = true;
+  on.switches.fixed_norm_tasks = true;
   check_rows(r, o, on);
   // The switches change the prediction: the defaults' would differ.
   icl::theory::FiniteDimOptions off;
@@ -236,11 +234,11 @@ TEST_CASE("verify each switched-off finite-D source moves the simulation by its 
   };
   const Case cases[] = {
       {"sphere_queries", [](SimOptions& s, icl::theory::FiniteDimOptions& f) {
-         s.sphere_queries = f.sphere_queries = true; }},
+         s.switches.sphere_queries = f.switches.sphere_queries = true; }},
       {"gaussian_context", [](SimOptions& s, icl::theory::FiniteDimOptions& f) {
-         s.gaussian_context = f.gaussian_context = true; }},
+         s.switches.gaussian_context = f.switches.gaussian_context = true; }},
       {"fixed_norm_tasks", [](SimOptions& s, icl::theory::FiniteDimOptions& f) {
-         s.fixed_norm_tasks = f.fixed_norm_tasks = true; }},
+         s.switches.fixed_norm_tasks = f.switches.fixed_norm_tasks = true; }},
   };
   for (const Case& c : cases) {
     SimOptions so = base;

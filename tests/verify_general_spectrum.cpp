@@ -65,7 +65,7 @@ TEST_CASE("finite-D task spectrum: rounded multiplicities, largest group adjuste
 TEST_CASE("general-spectrum tasks: Sigma = U diag(t) U^T, w = Sigma^{1/2} g") {
   Params p = general_params(power_law_spectrum(1.0, 4), 1.5, 0);
   Rng rng(17);
-  const Dataset d = generate(p, 24, rng, Assignment::Random, Sampler::Factorized);
+  const Dataset d = generate(p, 24, rng, Sampler::Factorized);
   REQUIRE(d.general);
   CHECK(d.A.size() == 0);
   CHECK(max_abs(d.Sigma_half * d.Sigma_half - d.Sigma) < 1e-12);
@@ -80,7 +80,7 @@ TEST_CASE("general-spectrum tasks: Sigma = U diag(t) U^T, w = Sigma^{1/2} g") {
   Params many = p;
   many.kappa = 400;  // M0 = 9600 tasks
   Rng rng2(18);
-  const Dataset dm = generate(many, 24, rng2, Assignment::Balanced, Sampler::Factorized);
+  const Dataset dm = generate(many, 24, rng2, Sampler::Factorized, {.assignment = Assignment::Balanced});
   CHECK(max_abs(dm.S() - dm.Sigma) < 0.15);
   CHECK(dm.W.colwise().squaredNorm().mean() / 24 == doctest::Approx(1.0).epsilon(0.02));
 }
@@ -101,7 +101,7 @@ TEST_CASE("general spectrum: IDG error and m0, q0 are averages over w ~ N(0, Sig
   };
   // Rebuild the seed's data and Gamma the same way run_seed does.
   Rng rng(5);
-  const Dataset d = generate(p, 10, rng, o.assignment, o.sampler);
+  const Dataset d = generate(p, 10, rng, o.sampler, o.switches);
   const MatrixXd G = train_cg(d, p.lambda, o.cg()).Gamma;
   const double D = 10;
   CHECK(get("order.m0") == doctest::Approx((G * d.Sigma).trace() / D).epsilon(1e-12));

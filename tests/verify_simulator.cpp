@@ -45,7 +45,7 @@ TEST_CASE("Haar subspace has orthonormal columns and task norms |w|^2/D ~ 1") {
   CHECK(max_abs(A.transpose() * A - MatrixXd::Identity(12, 12)) < 1e-12);
   Params p = base_params();
   Rng rng2(8);
-  const Dataset d = generate(p, 40, rng2, Assignment::Random, Sampler::Factorized);
+  const Dataset d = generate(p, 40, rng2, Sampler::Factorized);
   const double mean_norm = d.W.colwise().squaredNorm().mean() / 40.0;
   CHECK(mean_norm == doctest::Approx(1.0).epsilon(0.1));
   // Tasks lie in span(A).
@@ -58,7 +58,7 @@ TEST_CASE("matrix-free PCG matches the dense direct solve of the D^2 x D^2 norma
       Params p = base_params();
       p.lambda = lambda;
       Rng rng(11);
-      const Dataset d = generate(p, 10, rng, as, Sampler::Factorized);
+      const Dataset d = generate(p, 10, rng, Sampler::Factorized, {.assignment = as});
       const RidgeFit cg = train_cg(d, lambda, {.tolerance = 1e-13, .max_iterations = 5000});
       const RidgeFit dir = train_direct(d, lambda);
       INFO("lambda = " << lambda << ", CG iterations " << cg.iterations);
@@ -79,7 +79,7 @@ TEST_CASE("lambda = 0 with N < D^2 is an error unless minimum norm is asked for"
   Params p = base_params();
   p.tau = 0.6;  // N = 60 < 100
   Rng rng(3);
-  const Dataset d = generate(p, 10, rng, Assignment::Random, Sampler::Factorized);
+  const Dataset d = generate(p, 10, rng, Sampler::Factorized);
   CHECK_THROWS_AS(train_cg(d, 0.0, {.tolerance = 1e-10, .max_iterations = 1000}), icl::InvalidParams);
   CHECK_THROWS_AS(train_direct(d, 0.0), icl::InvalidParams);
   SimOptions o10;
@@ -174,7 +174,7 @@ TEST_CASE("packed (AVX2 when available) normal operator equals the Eigen product
   Params p = base_params();
   for (int D : {7, 12, 17}) {
     Rng rng(40 + D);
-    const Dataset d = generate(p, D, rng, Assignment::Random, Sampler::Factorized);
+    const Dataset d = generate(p, D, rng, Sampler::Factorized);
     const MatrixXd G = MatrixXd::Random(D, D);
     const MatrixXd a = apply_normal_operator(d, G, 0.1, false);
     const MatrixXd b = apply_normal_operator(d, G, 0.1, true);
@@ -273,7 +273,7 @@ TEST_CASE("options validate() names the offending field") {
 TEST_CASE("CG stopped above its tolerance is NotConverged with its residual") {
   Params p = base_params();
   Rng rng(11);
-  const Dataset d = generate(p, 10, rng, Assignment::Random, Sampler::Factorized);
+  const Dataset d = generate(p, 10, rng, Sampler::Factorized);
   const RidgeFit fit = train_cg(d, 0.0, {.tolerance = 1e-12, .max_iterations = 1});
   CHECK(fit.status == Status::NotConverged);
   CHECK(fit.iterations == 1);
@@ -365,17 +365,17 @@ TEST_CASE("finite-D switches off are bit-identical to the default data and resul
   Params p = base_params();
   p.lambda = 0.01;
   Rng r0(31), r1(31), r2(31);
-  const Dataset d0 = generate(p, 14, r0, Assignment::Random, Sampler::Factorized);
-  const Dataset d1 = generate(p, 14, r1, Assignment::Random, Sampler::Factorized,
-                              FiniteDSwitches{false, false});
+  const Dataset d0 = generate(p, 14, r0, Sampler::Factorized);
+  const Dataset d1 = generate(p, 14, r1, Sampler::Factorized,
+                              FiniteDSwitches{});
   CHECK(d0.W == d1.W);
   CHECK(d0.X == d1.X);
   CHECK(d0.Sm == d1.Sm);
   CHECK(d0.y == d1.y);
   // With both switches on: the same stream, only rescaled (same task assignment, same
   // directions of queries and tasks), so the switches isolate the norms.
-  const Dataset d2 = generate(p, 14, r2, Assignment::Random, Sampler::Factorized,
-                              FiniteDSwitches{true, true});
+  const Dataset d2 = generate(p, 14, r2, Sampler::Factorized,
+                              FiniteDSwitches{.sphere_queries = true, .fixed_norm_tasks = true});
   CHECK(d2.task == d0.task);
   for (int m = 0; m < d0.n.M0; ++m)
     CHECK(max_abs(d2.W.col(m) - d0.W.col(m) * (std::sqrt(14.0) / d0.W.col(m).norm())) < 1e-12);
@@ -386,8 +386,8 @@ TEST_CASE("finite-D switches off are bit-identical to the default data and resul
   SimOptions o;
   o.dim = 12;
   SimOptions off = o;
-  off.sphere_queries = false;
-  off.fixed_norm_tasks = false;
+  off.switches.sphere_queries = false;
+  off.switches.fixed_norm_tasks = false;
   const SeedMeasurement a = run_seed(p, o, 77), b = run_seed(p, off, 77);
   CHECK(a.error.tm == b.error.tm);
   CHECK(a.error.idg == b.error.idg);
@@ -395,7 +395,7 @@ TEST_CASE("finite-D switches off are bit-identical to the default data and resul
   CHECK(a.order.q == b.order.q);
   for (int k = 0; k < 2; ++k) {
     SimOptions on = o;
-    (k == 0 ? on.sphere_queries : on.fixed_norm_tasks) = true;
+    (k == 0 ? on.switches.sphere_queries : on.switches.fixed_norm_tasks) = true;
     CHECK(run_seed(p, on, 77).error.idg != a.error.idg);
   }
 }
@@ -407,14 +407,14 @@ TEST_CASE("finite-D switches on fix the query and task norms exactly") {
   for (const Params& p : {low, general}) {
     Rng rng(41);
     const int D = 20;
-    const Dataset d = generate(p, D, rng, Assignment::Random, Sampler::Factorized,
-                               FiniteDSwitches{true, true});
+    const Dataset d = generate(p, D, rng, Sampler::Factorized,
+                               FiniteDSwitches{.sphere_queries = true, .fixed_norm_tasks = true});
     INFO("general spectrum: " << d.general);
     CHECK((d.X.rowwise().squaredNorm().array() - 1.0).abs().maxCoeff() < 1e-12);
     CHECK((d.W.colwise().squaredNorm().array() / D - 1.0).abs().maxCoeff() < 1e-12);
     // The off data do fluctuate (the test is not vacuous): relative spread ~ sqrt(2/D).
     Rng rng0(41);
-    const Dataset d0 = generate(p, D, rng0, Assignment::Random, Sampler::Factorized);
+    const Dataset d0 = generate(p, D, rng0, Sampler::Factorized);
     CHECK((d0.X.rowwise().squaredNorm().array() - 1.0).abs().maxCoeff() > 0.1);
     CHECK((d0.W.colwise().squaredNorm().array() / D - 1.0).abs().maxCoeff() > 0.1);
   }
@@ -434,8 +434,8 @@ TEST_CASE("finite-D switches keep the D -> infinity theory: simulation near it a
     o.seeds = 6;
     o.base_seed = 2026;
     o.solve_theory = true;
-    o.sphere_queries = k != 1;
-    o.fixed_norm_tasks = k != 0;
+    o.switches.sphere_queries = k != 1;
+    o.switches.fixed_norm_tasks = k != 0;
     const SimulationResult r = run(p, o);
     REQUIRE(r.converged());
     REQUIRE(r.theory);

@@ -37,7 +37,27 @@ const std::vector<std::string>& finite_dim_source_names() {
 }
 
 void FiniteDimOptions::validate() const {
+  switches.validate();
   if (dim < 2) throw InvalidParams("dim", "must be >= 2 (got " + std::to_string(dim) + ")");
+}
+
+std::optional<FiniteDimOptions> finite_dim_request(std::optional<int> dim,
+                                                   const FiniteDSwitches& switches,
+                                                   bool used_elsewhere,
+                                                   const std::string& elsewhere) {
+  switches.validate();
+  if (!dim) {
+    const auto on = switches.names_on();
+    if (!on.empty() && !used_elsewhere)
+      throw InvalidParams(on.front(), "a finite-D switch needs finite_dim (the finite-D "
+                                      "prediction)" + (elsewhere.empty() ? "" : " or " + elsewhere));
+    return std::nullopt;
+  }
+  FiniteDimOptions o;
+  o.dim = *dim;
+  o.switches = switches;
+  o.validate();
+  return o;
 }
 
 Params at_dimension(const Params& p, int dim) {
@@ -347,52 +367,45 @@ FiniteDimResult failed(FiniteDimResult r) {
   return r;
 }
 
-}  // namespace
+// The per-unit-h terms of every source (docs/theory.md §21.3-§21.5) at the D -> infinity root
+// x0 (z0 its spectral argument), in the order of finite_dim_source_names(); a source switched
+// off (sw) stays zero.
+class SourceTerms {
+ public:
+  SourceTerms(const Params& q, const SpectralModel& model, const Vec& x0, double z0)
+      : q_(q), model_(model), x0_(x0), z0_(z0), sources_(finite_dim_source_names().size()) {}
 
-FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options) {
-  options.validate();
-  p.validate();
-  if (!(p.lambda > 0 || p.tau > 1))
-    throw InvalidParams("lambda", "the finite-D theory linearizes the replica saddle point, which "
-                                  "needs lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is "
-                                  "not covered)");
-  FiniteDimResult r;
-  r.options = options;
-  r.dim = options.dim;
-  r.sized = at_dimension(p, options.dim);
-  r.sized.validate_for_saddle_point();
-  SolveOptions so = options.solve;
-  so.method = Method::Saddle;
-  r.limit = solve(r.sized, so);
-  r.residual_norm = r.limit.residual_norm;
-  const bool low_rank = p.task_spectrum.empty();
-  for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
-  r.omitted = {"task_directions_channel", "higher_order"};
-  if (!low_rank)
-    r.omitted.insert(r.omitted.begin(),
-                     {"context_quadratic_forms", "task_sampling", "task_norms", "task_counts"});
-  if (!r.limit.converged()) {
-    r.status = r.limit.status;
-    r.message = "the D -> infinity solve did not converge: " + r.limit.message;
-    return failed(r);
+  std::vector<Source> build(const FiniteDSwitches& sw) {
+    source("test_context").test_context = true;
+    if (!sw.gaussian_context) context_terms();
+    if (!sw.sphere_queries) source("query_norms").law.cov(A_NORM, A_NORM) = 2.0;  // Var |x|^2
+    if (q_.task_spectrum.empty()) {
+      quadratic_forms();
+      auto wishart = [&](double z) { return wishart_dT01(q_, model_, z); };
+      auto norms = [&](double z) { return mixture_dT01(q_, model_, z, 2 / q_.rho); };
+      source("task_sampling").bias =
+          bias_from(q_, z0_, [&](double z) { return wishart(z) - norms(z); });
+      // The norms and the counts through the task-resolved theory (spectrum and channel,
+      // §21.6): Var |w|^2/D = 2/r; Var of the relative count = M0/N (uniform, with
+      // replacement).
+      if (!sw.fixed_norm_tasks) source("task_norms").norm_variance = 2 / q_.rho;
+      if (sw.assignment == Assignment::Random)
+        source("task_counts").count_variance = q_.kappa / q_.tau;
+    }
+    return sources_;
   }
 
-  const Params& q = r.sized;
-  const SpectralModel model(q);
-  const Vec x0 = to_vector(r.limit.order);
-  const double z0 = z_at(q, x0);
-  const PerturbedMap map(q, model);
-
-  // The sources (docs/theory.md §21.3-§21.5), per unit h = 1/D.
-  const double alpha = q.alpha, s2 = 1 + q.sigma * q.sigma, nu = q.nu(), K = q.tau / q.kappa;
-  std::vector<Source> sources(r.sources.size());
-  auto source = [&](const std::string& name) -> Source& {
-    for (std::size_t k = 0; k < r.sources.size(); ++k)
-      if (r.sources[k].name == name) return sources[k];
+ private:
+  Source& source(const std::string& name) {
+    const auto& names = finite_dim_source_names();
+    for (std::size_t k = 0; k < names.size(); ++k)
+      if (names[k] == name) return sources_[k];
     throw std::logic_error("finite_dim: no source " + name);
-  };
-  source("test_context").test_context = true;
-  if (!options.gaussian_context) {
+  }
+
+  // context_mean and context_scalars (docs/theory.md §21.4).
+  void context_terms() {
+    const double alpha = q_.alpha, s2 = 1 + q_.sigma * q_.sigma;
     source("context_mean").law.weight_shift = 1 / alpha;  // E[s s^T] = (1 + 1/L) w w^T + nu I
     // context_scalars: eta and b of variance 2/L, covariance 2/(L (1 + sigma^2)); the along-w
     // noise deficit (-1/L) with the mean of eta^2 (+2/L) is context_mean's +1/L, removed here.
@@ -401,12 +414,15 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     cs.law.cov(ETA, B_NOISE) = cs.law.cov(B_NOISE, ETA) = 2 / (alpha * s2);
     cs.law.weight_shift = -2 / alpha;
   }
-  if (!options.sphere_queries) source("query_norms").law.cov(A_NORM, A_NORM) = 2.0;  // Var |x|^2
-  if (low_rank) {
-    const double rho = q.rho, kappa = q.kappa;
-    auto wishart = [&](double z) { return wishart_dT01(q, model, z); };
-    auto norms = [&](double z) { return mixture_dT01(q, model, z, 2 / rho); };
 
+  // context_quadratic_forms (docs/theory.md §21.4): the context noise n ~ N(0, nu I) enters
+  // Delta = 1 + s^T G s/D and the residual through quadratic forms; Stein's lemma gives the
+  // matrix terms, the variance and covariance of the forms the scalar ones:
+  //   D Var(Delta) = 4 nu tr(S G^2)/D + 2 nu^2 tr(G^2)/D,
+  //   D Cov(E, Delta) = -4 nu tr(S (Gbar - P) G)/D + 2 nu^2 tr(P G)/D.
+  void quadratic_forms() {
+    const Vec& x0 = x0_;
+    const double z0 = z0_, rho = q_.rho, kappa = q_.kappa, nu = q_.nu(), K = q_.tau / q_.kappa;
     // Commuting functions of S at the root (docs/theory.md §8.1, §21.4): the response
     // G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
     const double qh2 = x0[QH] * x0[QH], kq = kappa * x0[QH], ratio = x0[MH] / x0[QH];
@@ -415,18 +431,12 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     auto G = [=](double s) { return 1 / (kq * (s - z0)); };
     auto Gb = [=](double s) { return ratio * s / (s - z0); };
     auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z0) * (s - z0)); };
-    const auto& mu = model.spectrum_on_task_subspace();
+    const auto& mu = model_.spectrum_on_task_subspace();
     auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S)
       return rho * numerics::integrate(mu, f).value + (1 - rho) * f(0.0);
     };
     const double Dl = 1 + x0[CHI] + nu * x0[CHIBAR];
-    const double Etr = q.sigma * q.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR];
-
-    // context_quadratic_forms (docs/theory.md §21.4): the context noise n ~ N(0, nu I) enters
-    // Delta = 1 + s^T G s/D and the residual through quadratic forms; Stein's lemma gives the
-    // matrix terms, the variance and covariance of the forms the scalar ones:
-    //   D Var(Delta) = 4 nu tr(S G^2)/D + 2 nu^2 tr(G^2)/D,
-    //   D Cov(E, Delta) = -4 nu tr(S (Gbar - P) G)/D + 2 nu^2 tr(P G)/D.
+    const double Etr = q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR];
     const double VQ = 4 * nu * tr([&](double s) { return s * G(s) * G(s); }) +
                       2 * nu * nu * tr([&](double s) { return G(s) * G(s); });
     const double CQ = -4 * nu * tr([&](double s) { return s * (Gb(s) - P(s)) * G(s); }) +
@@ -447,96 +457,172 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
                   4 * nu * nu * Etr * G(s) / D3);
     };
     qf.M.off_A = K * (nu * scal + 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3);
-
-    source("task_sampling").bias = bias_from(q, z0, [&](double z) { return wishart(z) - norms(z); });
-    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6):
-    // Var |w|^2/D = 2/r; Var of the relative count = M0/N (uniform with replacement).
-    if (!options.fixed_norm_tasks) source("task_norms").norm_variance = 2 / rho;
-    if (!options.balanced_assignment) source("task_counts").count_variance = kappa / q.tau;
   }
 
-  // The Jacobian of the unperturbed residual at the root, by central differences.
-  const Source none;
-  Mat J;
-  bool ok = true;
-  for (int i = 0; i < kN && ok; ++i) {
-    const double step = 1e-6 * std::max(1.0, std::abs(x0[i]));
-    Vec xp = x0, xm = x0, Fp, Fm;
-    xp[i] += step;
-    xm[i] -= step;
-    ok = map.residual(xp, none, 0, Fp) && map.residual(xm, none, 0, Fm);
-    if (ok) J.col(i) = (Fp - Fm) / (2 * step);
-  }
-  Vec F0;
-  ok = ok && map.residual(x0, none, 0, F0);
-  const Eigen::FullPivLU<Mat> lu(J);
-  if (!ok || !J.allFinite() || !lu.isInvertible()) {
-    r.status = Status::NumericalFailure;
-    r.message = "the saddle point's Jacobian is not invertible at the D -> infinity root";
-    return failed(r);
-  }
-  // |F0|: the root of the Exact-moment map (the limit was solved with options.solve's moments).
-  r.residual_norm = std::max(r.residual_norm, F0.norm());
+  const Params& q_;
+  const SpectralModel& model_;
+  const Vec& x0_;
+  double z0_;
+  std::vector<Source> sources_;
+};
 
-  // The slope of one source: dx/dh = -J^{-1} dF/dh, then d(observables)/dh, both by central
-  // differences in h (the perturbed map is linear in h up to the context's weight shift).
-  constexpr double h0 = 1e-4;
-  auto respond = [&](const Source& src, Errors& slope, OrderParams& os) {
+// The linear response of the saddle point to one source (docs/theory.md §21.2), per unit
+// h = 1/D: dx/dh = -J^{-1} dF/dh pushed through the observables, or the task-resolved theory
+// for the task laws (§21.6).
+class Response {
+ public:
+  Response(const Params& q, const PerturbedMap& map, const Solution& limit, const Vec& x0)
+      : q_(q), map_(map), limit_(limit), x0_(x0) {}
+
+  // The Jacobian of the unperturbed residual at the root, by central differences; false when
+  // it is not invertible. `f0_norm`: |F(x0)| of this (Exact-moment) map.
+  bool linearize(double& f0_norm) {
+    const Source none;
+    Mat J;
+    bool ok = true;
+    for (int i = 0; i < kN && ok; ++i) {
+      const double step = 1e-6 * std::max(1.0, std::abs(x0_[i]));
+      Vec xp = x0_, xm = x0_, Fp, Fm;
+      xp[i] += step;
+      xm[i] -= step;
+      ok = map_.residual(xp, none, 0, Fp) && map_.residual(xm, none, 0, Fm);
+      if (ok) J.col(i) = (Fp - Fm) / (2 * step);
+    }
+    Vec F0;
+    ok = ok && map_.residual(x0_, none, 0, F0);
+    lu_.compute(J);
+    if (!ok || !J.allFinite() || !lu_.isInvertible()) return false;
+    f0_norm = F0.norm();
+    return true;
+  }
+
+  // The slope of one source into `slope` and `os` (accumulated); false when a perturbed map
+  // leaves the domain. Linear response is additive: the matrix corrections and the task laws
+  // go through their own evaluations.
+  bool slope_of(const Source& src, Errors& slope, OrderParams& os) {
+    Source scalar = src;
+    scalar.matrix = MatrixCorrection{};
+    scalar.norm_variance = scalar.count_variance = 0;
+    bool ok = respond(scalar, slope, os);
+    if (ok && (src.norm_variance > 0 || src.count_variance > 0)) ok = resolved(src, slope, os);
+    if (ok && src.matrix.active) {
+      Source matrix;
+      matrix.matrix = src.matrix;
+      ok = respond(matrix, slope, os);
+    }
+    return ok;
+  }
+
+ private:
+  // dx/dh = -J^{-1} dF/dh, then d(observables)/dh, both by central differences in h (the
+  // perturbed map is linear in h up to the context's weight shift).
+  bool respond(const Source& src, Errors& slope, OrderParams& os) {
+    constexpr double h0 = 1e-4;
     Vec Fp, Fm;
-    if (!map.residual(x0, src, h0, Fp) || !map.residual(x0, src, -h0, Fm)) return false;
-    const Vec dx = -lu.solve((Fp - Fm) / (2 * h0));
+    if (!map_.residual(x0_, src, h0, Fp) || !map_.residual(x0_, src, -h0, Fm)) return false;
+    const Vec dx = -lu_.solve((Fp - Fm) / (2 * h0));
     Errors ep, em;
     OrderParams op, om;
-    if (!map.observables(x0 + h0 * dx, src, h0, ep, op) ||
-        !map.observables(x0 - h0 * dx, src, -h0, em, om))
+    if (!map_.observables(x0_ + h0 * dx, src, h0, ep, op) ||
+        !map_.observables(x0_ - h0 * dx, src, -h0, em, om))
       return false;
     add_scaled(ep, em, -1);  // the differences first, then the scale
     add_scaled(op, om, -1);
     add_scaled(slope, ep, 1 / (2 * h0));
     add_scaled(os, op, 1 / (2 * h0));
     return true;
-  };
+  }
+
   // The task-resolved theory at the limit (every task alike) and with a law of mean 1 and
-  // variance v/Deff, two points (exact to second order); the slope is Deff times the difference.
-  constexpr double kDeff = 1e4;
-  auto two_point = [](double v) {
-    const double s = std::sqrt(v / kDeff);
-    return DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}};
-  };
-  std::optional<TaskResolvedResult> resolved0;
-  auto resolved = [&](const Source& src, Errors& slope, OrderParams& os) {
-    if (!resolved0) resolved0 = solve_task_resolved(q, r.limit);
+  // variance v/Deff, two points (exact to second order); the slope is Deff times the
+  // difference.
+  bool resolved(const Source& src, Errors& slope, OrderParams& os) {
+    constexpr double kDeff = 1e4;
+    auto two_point = [](double v) {
+      const double s = std::sqrt(v / kDeff);
+      return DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}};
+    };
+    if (!resolved0_) resolved0_ = solve_task_resolved(q_, limit_);
     const TaskResolvedResult t = solve_task_resolved(
-        q, r.limit, src.norm_variance > 0 ? two_point(src.norm_variance) : DiscreteLaw{},
+        q_, limit_, src.norm_variance > 0 ? two_point(src.norm_variance) : DiscreteLaw{},
         src.count_variance > 0 ? two_point(src.count_variance) : DiscreteLaw{});
-    if (!resolved0->converged() || !t.converged()) return false;
+    if (!resolved0_->converged() || !t.converged()) return false;
     Errors de = t.error;
     OrderParams dor = t.order;
-    add_scaled(de, resolved0->error, -1);  // the differences first, then the scale
-    add_scaled(dor, resolved0->order, -1);
+    add_scaled(de, resolved0_->error, -1);  // the differences first, then the scale
+    add_scaled(dor, resolved0_->order, -1);
     add_scaled(slope, de, kDeff);
     add_scaled(os, dor, kDeff);
     return true;
-  };
+  }
+
+  const Params& q_;
+  const PerturbedMap& map_;
+  const Solution& limit_;
+  const Vec& x0_;
+  Eigen::FullPivLU<Mat> lu_;
+  std::optional<TaskResolvedResult> resolved0_;
+};
+
+// Validation, the sizes of D, the D -> infinity solve and the list of sources and omitted
+// effects: the result before any linear response.
+FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options) {
+  options.validate();
+  p.validate();
+  if (!(p.lambda > 0 || p.tau > 1))
+    throw InvalidParams("lambda", "the finite-D theory linearizes the replica saddle point, which "
+                                  "needs lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is "
+                                  "not covered)");
+  FiniteDimResult r;
+  r.options = options;
+  r.sized = at_dimension(p, options.dim);
+  r.sized.validate_for_saddle_point();
+  SolveOptions so = options.solve;
+  so.method = Method::Saddle;
+  r.limit = solve(r.sized, so);
+  r.residual_norm = r.limit.residual_norm;
+  for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
+  r.omitted = {"task_directions_channel", "higher_order"};
+  if (!p.task_spectrum.empty())
+    r.omitted.insert(r.omitted.begin(),
+                     {"context_quadratic_forms", "task_sampling", "task_norms", "task_counts"});
+  return r;
+}
+
+}  // namespace
+
+FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options) {
+  FiniteDimResult r = limit_at_sizes(p, options);
+  if (!r.limit.converged()) {
+    r.status = r.limit.status;
+    r.message = "the D -> infinity solve did not converge: " + r.limit.message;
+    return failed(r);
+  }
+  const Params& q = r.sized;
+  const SpectralModel model(q);
+  const Vec x0 = to_vector(r.limit.order);
+  const double z0 = z_at(q, x0);
+  const PerturbedMap map(q, model);
+  const std::vector<Source> sources = SourceTerms(q, model, x0, z0).build(options.switches);
+
+  Response response(q, map, r.limit, x0);
+  double f0_norm = 0;
+  if (!response.linearize(f0_norm)) {
+    r.status = Status::NumericalFailure;
+    r.message = "the saddle point's Jacobian is not invertible at the D -> infinity root";
+    return failed(r);
+  }
+  // |F0|: the root of the Exact-moment map (the limit was solved with options.solve's moments).
+  r.residual_norm = std::max(r.residual_norm, f0_norm);
   r.error = r.limit.error;
   r.order = r.limit.order;
   const double D = options.dim;
+  bool ok = true;
   for (std::size_t k = 0; k < sources.size() && ok; ++k) {
     FiniteDimSource& s = r.sources[k];
     s.slope = {0, 0, 0};
     s.order_slope = OrderParams{};
-    // Linear response is additive: the matrix corrections go through their own evaluation.
-    Source scalar = sources[k];
-    scalar.matrix = MatrixCorrection{};
-    scalar.norm_variance = scalar.count_variance = 0;
-    ok = respond(scalar, s.slope, s.order_slope);
-    if (ok && (sources[k].norm_variance > 0 || sources[k].count_variance > 0))
-      ok = resolved(sources[k], s.slope, s.order_slope);
-    if (ok && sources[k].matrix.active) {
-      Source matrix;
-      matrix.matrix = sources[k].matrix;
-      ok = respond(matrix, s.slope, s.order_slope);
-    }
+    ok = response.slope_of(sources[k], s.slope, s.order_slope);
     s.correction = {s.slope.tm / D, s.slope.idg / D, s.slope.odg / D};
     add_scaled(r.slope, s.slope, 1);
     add_scaled(r.error, s.correction, 1);

@@ -3,10 +3,12 @@
 // corrections of each finite-D source that has been derived, each obtained by linearizing the
 // saddle point (§21.2) around its D -> infinity root. Nothing here is fitted to simulations.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "numerics/status.hpp"
+#include "theory/finite_d_switches.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/params.hpp"
 
@@ -26,16 +28,13 @@ namespace icl::theory {
 //   task_norms      the spectrum bias from the norms |w|^2/D of Gaussian tasks (§21.5); 0 with
 //                   fixed_norm_tasks
 //   task_counts     the spectrum bias from the random number of sequences per task (§21.5);
-//                   0 with balanced_assignment
+//                   0 with assignment balanced
 const std::vector<std::string>& finite_dim_source_names();
 
 struct FiniteDimOptions {
   int dim = 60;  // token dimension D >= 2
   // The simulator's switches (docs/theory.md §13.7): a source they remove is predicted as 0.
-  bool sphere_queries = false;
-  bool fixed_norm_tasks = false;
-  bool balanced_assignment = false;
-  bool gaussian_context = false;  // context_mean and context_scalars off
+  FiniteDSwitches switches;
   SolveOptions solve;  // for the D -> infinity solve at the sized parameters
   // Throws InvalidParams naming the field (dim < 2).
   void validate() const;
@@ -51,8 +50,7 @@ struct FiniteDimSource {
 };
 
 struct FiniteDimResult {
-  int dim = 0;
-  FiniteDimOptions options;  // as given to solve_finite_dim (its switches, for the serializers)
+  FiniteDimOptions options;  // as given to solve_finite_dim (dimension, switches)
   // The parameters at the integer sizes of dimension D (docs/theory.md §13.1): rho = r/D,
   // kappa = M0/D, tau = N/D^2, alpha = L/D, alpha_test = L_t/D.
   Params sized;
@@ -69,6 +67,16 @@ struct FiniteDimResult {
   std::vector<std::string> omitted;
   bool converged() const { return status == numerics::Status::Converged; }
 };
+
+// A front end's request for the finite-D prediction (`--finite-dim D`, `finite_dim=D`): the
+// options at dimension *dim with the switches, or nullopt without a dimension. Without one, a
+// switch that is on has nothing to act on and is refused (InvalidParams naming it, "needs
+// finite_dim") unless `used_elsewhere` (the switches also go to a simulation, `elsewhere` names
+// it in the message). Validates the options.
+std::optional<FiniteDimOptions> finite_dim_request(std::optional<int> dim,
+                                                   const FiniteDSwitches& switches,
+                                                   bool used_elsewhere = false,
+                                                   const std::string& elsewhere = "");
 
 // The parameters at dimension D: each ratio replaced by its rounded integer size over D, with the
 // simulator's rounding (docs/theory.md §13.1). A task_spectrum is kept as it is.

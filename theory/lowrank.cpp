@@ -520,7 +520,15 @@ Solution observables_at(const Params& p, const SpectralModel& model, const Spect
   return s;
 }
 
+void SolveOptions::validate() const {
+  if (!(solver.residual_tolerance > 0))
+    throw InvalidParams("residual_tolerance", "must be > 0");
+  // 0 is meaningful: the start is evaluated, not improved.
+  if (solver.max_iterations < 0) throw InvalidParams("max_iterations", "must be >= 0");
+}
+
 Solution solve(const Params& p, const SolveOptions& options) {
+  options.validate();
   Solution s;
   try {
     s = solve_method(p, options);

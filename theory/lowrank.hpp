@@ -105,6 +105,8 @@ struct SolveOptions {
   numerics::SolverOptions solver;
   // Warm start for Saddle: a previous solution's order parameters (e.g. along a sweep).
   std::optional<OrderParams> start;
+  // InvalidParams("residual_tolerance") unless > 0, ("max_iterations") unless >= 0.
+  void validate() const;
 };
 
 // The ten saddle-point unknowns as a vector (q, m, chi, qbar, chibar, qhat, mhat, chihat,

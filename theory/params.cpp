@@ -153,8 +153,15 @@ void Params::set(const std::string& name, double value) {
   else if (name == "tau") tau = value;
   else if (name == "gamma") tau = value * kappa;
   else if (name == "kappa") kappa = value;
-  else if (name == "rho") rho = value;
-  else if (name == "sigma") sigma = value;
+  else if (name == "rho") {
+    // A spectrum, fixed when it was built, is the whole task covariance: rho would change
+    // nothing (docs/theory.md §12.1).
+    if (!task_spectrum.empty())
+      throw InvalidParams("rho", "cannot be set with a task spectrum: the spectrum is the whole "
+                                 "task covariance and does not use rho (build one spectrum per "
+                                 "rho instead)");
+    rho = value;
+  } else if (name == "sigma") sigma = value;
   else if (name == "sigma_test") sigma_test = value;
   else if (name == "lambda") lambda = value;
   else if (name == "test_overlap") test_overlap = value;

@@ -65,7 +65,8 @@ struct Params {
 
   // Names usable with get/set (sweeps, phase grids): alpha alpha_test tau gamma kappa rho
   // sigma sigma_test lambda test_overlap. Setting gamma sets tau = gamma * kappa; setting kappa
-  // keeps tau; getting test_overlap when it is unset gives NaN.
+  // keeps tau; setting rho with a task_spectrum throws InvalidParams("rho") (the spectrum does
+  // not use it); getting test_overlap when it is unset gives NaN.
   static const std::vector<std::string>& names();
   double get(const std::string& name) const;  // throws InvalidParams for an unknown name
   void set(const std::string& name, double value);

@@ -256,7 +256,7 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
   const bool ok = r.converged();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto val = [&](double v) { return ok ? v : nan; };
-  return {{"dim", r.dim},
+  return {{"dim", r.options.dim},
           {"status", numerics::to_string(r.status)},
           {"message", r.message},
           {"residual_norm", r.residual_norm},
@@ -269,11 +269,7 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
             {"m0", val(o.m0)}, {"q0", val(o.q0)}}},
           {"sources", sources},
           {"omitted", r.omitted},
-          {"switches",
-           {{"sphere_queries", r.options.sphere_queries},
-            {"fixed_norm_tasks", r.options.fixed_norm_tasks},
-            {"balanced_assignment", r.options.balanced_assignment},
-            {"gaussian_context", r.options.gaussian_context}}}};
+          {"finite_d_switches", to_json(r.options.switches)}};
 }
 
 std::string to_text(const FiniteDimResult& r) {
@@ -283,14 +279,8 @@ std::string to_text(const FiniteDimResult& r) {
   std::snprintf(buf, sizeof buf,
                 "\nfinite D = %d (docs/theory.md §21): sizes alpha %g  alpha_test %g  tau %g  "
                 "kappa %g  ",
-                r.dim, p.alpha, p.effective_alpha_test(), p.tau, p.kappa);
-  os << buf << task_description(p) << '\n';
-  const auto& sw = r.options;
-  if (sw.sphere_queries || sw.fixed_norm_tasks || sw.balanced_assignment || sw.gaussian_context)
-    os << "switched off:" << (sw.sphere_queries ? " sphere_queries" : "")
-       << (sw.fixed_norm_tasks ? " fixed_norm_tasks" : "")
-       << (sw.gaussian_context ? " gaussian_context" : "")
-       << (sw.balanced_assignment ? " balanced_assignment" : "") << '\n';
+                r.options.dim, p.alpha, p.effective_alpha_test(), p.tau, p.kappa);
+  os << buf << task_description(p) << '\n' << to_text(r.options.switches);
   if (!r.converged()) {
     std::snprintf(buf, sizeof buf, "%s (residual norm %.2e): no finite-D prediction: ",
                   numerics::to_string(r.status), r.residual_norm);

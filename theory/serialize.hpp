@@ -49,8 +49,8 @@ bool any_test_shift(const std::vector<Solution>& solutions);
 //  "error": {tm, idg, odg}, "limit": {tm, idg, odg} (the D -> infinity solution at the sized
 //  parameters), "slope": {tm, idg, odg} (d error / d(1/D)), "order": {q, m, qbar, mbar, m0, q0},
 //  "sources": {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}, ...} (in the
-//  result's order), "omitted": [name, ...], "switches": {"sphere_queries", "fixed_norm_tasks",
-//  "balanced_assignment"}}. Not converged: every value NaN (null in dump()), limit included.
+//  result's order), "omitted": [name, ...], "finite_d_switches": to_json(FiniteDSwitches)}.
+//  Not converged: every value NaN (null in dump()), limit included.
 nlohmann::ordered_json to_json(const FiniteDimResult& r);
 // The "finite D = 40" section of `icl solve --finite-dim 40`: sized parameters, error, limit and
 // correction per error, one line per source (its three corrections), the omitted effects.

@@ -54,8 +54,19 @@ std::vector<double> logspace(double start, double stop, int count) {
   return v;
 }
 
+void SweepOptions::validate() const {
+  if (max_halvings < 0)
+    throw InvalidParams("max_halvings", "must be >= 0, got " + std::to_string(max_halvings));
+}
+
+void PhaseOptions::validate() const {
+  if (threads < 0) throw InvalidParams("threads", "must be >= 0, got " + std::to_string(threads));
+}
+
 std::vector<Solution> sweep(const Params& base, const std::string& name,
-                            const std::vector<double>& values, const SweepOptions& options) {
+                            const std::vector<double>& values, const SweepOptions& options,
+                            const numerics::Progress& progress) {
+  options.validate();
   base.get(name);  // unknown names throw
   for (double v : values)
     validate_point(with_param(base, name, v), options.solve.method, [&] { return describe(name, v); });
@@ -64,7 +75,7 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
   if (options.solve.method != Method::Saddle) {
     for (double v : values) {
       out.push_back(solve(with_param(base, name, v), options.solve));
-      if (options.progress) options.progress(out.size(), values.size(), "point");
+      if (progress) progress(out.size(), values.size(), "point");
     }
     return out;
   }
@@ -101,8 +112,8 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
       values,
       [&](double t, const Eigen::VectorXd& x0) {
         auto r = path_solver(t, x0);
-        if (options.progress && std::find(values.begin(), values.end(), t) != values.end())
-          options.progress(++done, values.size(), "point");
+        if (progress && std::find(values.begin(), values.end(), t) != values.end())
+          progress(++done, values.size(), "point");
         return r;
       },
       [](double) { return Eigen::VectorXd(); }, co);
@@ -141,7 +152,9 @@ std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::stri
 }
 
 std::vector<Solution> solve_points(const std::vector<Params>& points,
-                                   const PhaseOptions& options) {
+                                   const PhaseOptions& options,
+                                   const numerics::Progress& progress) {
+  options.validate();
   for (std::size_t k = 0; k < points.size(); ++k)
     validate_point(points[k], options.solve.method, [k] { return "point " + std::to_string(k); });
   std::vector<Solution> out(points.size());
@@ -150,24 +163,38 @@ std::vector<Solution> solve_points(const std::vector<Params>& points,
   // (e.g. Python's KeyboardInterrupt) stops the remaining points and is rethrown here.
   numerics::parallel_for(
       points.size(), options.threads,
-      [&](std::size_t k) { out[k] = solve(points[k], options.solve); }, options.progress, "point");
+      [&](std::size_t k) { out[k] = solve(points[k], options.solve); }, progress, "point");
   return out;
 }
 
 std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
                                  const std::vector<double>& xs, const std::string& y_name,
-                                 const std::vector<double>& ys, const PhaseOptions& options) {
+                                 const std::vector<double>& ys, const PhaseOptions& options,
+                                 const numerics::Progress& progress) {
   base.get(x_name);
   base.get(y_name);
+  if (x_name == y_name)
+    throw InvalidParams("y_name", "must vary a different parameter than x_name (both are '" +
+                                      x_name + "': one axis would overwrite the other)");
+  // Setting y must keep x (e.g. y = kappa keeps tau, so it moves x = gamma = tau/kappa).
+  auto check_axes = [&](const Params& q, double x) {
+    const double got = q.get(x_name);
+    if (!(std::abs(got - x) <= 1e-12 * std::abs(x)))
+      throw InvalidParams("y_name", "setting " + y_name + " moves " + x_name + " (" +
+                                        describe(x_name, x) + " became " +
+                                        numerics::format_significant(got) +
+                                        "): swap the axes or vary another parameter");
+  };
   std::vector<Params> points;
   points.reserve(xs.size() * ys.size());
   for (double x : xs)
     for (double y : ys) {
       points.push_back(with_param(with_param(base, x_name, x), y_name, y));
+      check_axes(points.back(), x);
       validate_point(points.back(), options.solve.method,
                      [&] { return describe(x_name, x) + ", " + describe(y_name, y); });
     }
-  return solve_points(points, options);
+  return solve_points(points, options, progress);
 }
 
 }  // namespace icl::theory

@@ -17,15 +17,16 @@ struct SweepOptions {
   // previous converged point (warm start), with step halving (continuation).
   bool warm_start = true;
   int max_halvings = 6;     // Saddle: continuation step halving on failure
-  // (done, total, "point") after each point; may be empty. It may throw to cancel: the sweep
-  // runs on the calling thread, so the exception propagates out of sweep().
-  numerics::Progress progress;
+  void validate() const;    // InvalidParams("max_halvings") below 0
 };
 
 // One Solution per value (never skipped; failed points keep their status and residual).
 // Every point is validated first: an invalid point throws InvalidParams naming it.
+// progress(done, total, "point") after each point; may be empty. It may throw to cancel: the
+// sweep runs on the calling thread, so the exception propagates out of sweep().
 std::vector<Solution> sweep(const Params& base, const std::string& name,
-                            const std::vector<double>& values, const SweepOptions& options = {});
+                            const std::vector<double>& values, const SweepOptions& options = {},
+                            const numerics::Progress& progress = {});
 
 // One point of finite_dim_sweep: the finite-D prediction (docs/theory.md §21), or no result
 // where the finite-D theory does not cover the point (solve_finite_dim refuses it: the ridgeless
@@ -50,22 +51,26 @@ std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::stri
 struct PhaseOptions {
   SolveOptions solve;
   int threads = 0;  // 0 = hardware concurrency; results do not depend on it
-  numerics::Progress progress;  // (done, total, "point"), serialized; may be empty
+  void validate() const;  // InvalidParams("threads") below 0
 };
 
 // Independent points (each starts from its own reduced closed form): result[k] solves
 // points[k]. Every point is validated first (InvalidParams naming the field and "point k").
-// Threads as in PhaseOptions; the result does not depend on their number. The progress
-// function may throw to cancel (e.g. an interrupt from Python): the workers stop taking points
-// and the first such exception is rethrown once they have joined.
+// Threads as in PhaseOptions; the result does not depend on their number. progress(done,
+// total, "point"), serialized, may be empty; it may throw to cancel (e.g. an interrupt from
+// Python): the workers stop taking points and the first such exception is rethrown once they
+// have joined.
 std::vector<Solution> solve_points(const std::vector<Params>& points,
-                                   const PhaseOptions& options = {});
+                                   const PhaseOptions& options = {},
+                                   const numerics::Progress& progress = {});
 
 // Grid over (x_name, y_name): result[i * ny + j] solves at x = xs[i], y = ys[j] (solve_points
-// over the grid).
+// over the grid). The two names must differ (InvalidParams("y_name"): one axis would overwrite
+// the other).
 std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
                                  const std::vector<double>& xs, const std::string& y_name,
-                                 const std::vector<double>& ys, const PhaseOptions& options = {});
+                                 const std::vector<double>& ys, const PhaseOptions& options = {},
+                                 const numerics::Progress& progress = {});
 
 // Helpers for grids: `count` points from start to stop, linear or geometric.
 std::vector<double> linspace(double start, double stop, int count);

@@ -86,49 +86,60 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
 
 def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_start=True,
           max_halvings=6, residual_tolerance=1e-10, progress=None, finite_dim=None,
-          sphere_queries=False, fixed_norm_tasks=False, balanced_assignment=False,
-          gaussian_context=False):
+          simulate=False, **options):
     """Solve along one parameter (`name` in Params.names(), or lambda_) over `values`, with
     continuation (each point from its closed form, else warm-started from the previous
-    converged point with step halving) -- the library's sweep, as `icl sweep`.
+    converged point with step halving) -- the library's one sweep procedure, the same as
+    `icl sweep` (verify/lowrank/sweep.hpp).
 
     Returns a SweepResult: a dict of 1-D numpy arrays (the varied parameter under its own
     name, converged (bool), residual, iterations, tm, idg, odg, the decomposition pieces
     (tm_algo, tm_mem, tm_struct, idg_*, odg_*), the order parameters, z and e; NaN where a
-    point did not converge), with to_pandas(). Every point is validated first (InvalidParams
-    names the bad one). progress: None | True | 'tqdm' | callable(done, total, what).
+    point did not converge), with to_pandas(), .converged and .message (the first failure).
+    Every point is validated first (InvalidParams names the bad one). progress: None | True |
+    'tqdm' | callable(done, total, what), one count over the stages.
 
     finite_dim=D adds fd_tm, fd_idg, fd_odg: the finite-D prediction of solve_finite_dim at
     every point (NaN where it failed or does not cover the point), as `icl sweep --finite-dim
-    D`; the switches are those of solve_finite_dim and need finite_dim.
+    D`. simulate=True adds a finite-D simulation of every point, as `icl sweep --simulate`:
+    the columns sim_<q>, sim_<q>_sem (simulation_columns()), sim_converged (bool) and
+    .sim_messages; point k is simulated with seed derive_seed(seed, k). Keyword options: the
+    finite-D switches sphere_queries, fixed_norm_tasks, assignment ('random' | 'balanced'),
+    gaussian_context (for finite_dim and the simulation, which switch off the same sources;
+    a switch needs one of them), and with simulate=True the simulator's options of
+    simulate() (dim, seeds, seed, threads, ...; defaults those of `icl sweep --simulate`,
+    dim 40).
     """
     with _reporter(progress, f"sweep {name}") as report:
-        cols = _core.sweep(params, name, list(np.asarray(values, dtype=float).ravel()),
-                           method=method, moments=moments, warm_start=warm_start,
-                           max_halvings=max_halvings, residual_tolerance=residual_tolerance,
-                           progress=report, finite_dim=finite_dim,
-                           sphere_queries=sphere_queries, fixed_norm_tasks=fixed_norm_tasks,
-                           balanced_assignment=balanced_assignment,
-                           gaussian_context=gaussian_context)
-    return SweepResult(cols, params.copy(), name)
+        run = _core.sweep(params, name, list(np.asarray(values, dtype=float).ravel()),
+                          method=method, moments=moments, warm_start=warm_start,
+                          max_halvings=max_halvings, residual_tolerance=residual_tolerance,
+                          finite_dim=finite_dim, simulate=simulate, progress=report,
+                          **options)
+    return _sweep_result(run, params, name)
 
 
-def solve_finite_dim(params, dim, *, sphere_queries=False, fixed_norm_tasks=False,
-                     balanced_assignment=False, gaussian_context=False):
+def _sweep_result(run, params, name):
+    result = SweepResult(run.columns(), params.copy(), name)
+    result.converged, result.message = run.converged, run.message
+    if "sim_converged" in result:
+        result.sim_messages = run.simulation_messages()
+    return result
+
+
+def solve_finite_dim(params, dim, **switches):
     """The finite-D prediction of the errors at token dimension `dim` >= 2 (docs/theory.md
     §21): the D -> infinity saddle point at the integer sizes of D plus the O(1/D) correction
     of each derived finite-D source; `icl solve --finite-dim D`.
 
-    sphere_queries, fixed_norm_tasks, balanced_assignment, gaussian_context: the simulator's
-    switches
-    (simulate(), docs/theory.md §13.7); a source they remove is predicted as 0. Returns a
-    FiniteDimResult (.error, .limit, .slope, .sources, .omitted, .status, .converged,
-    .to_dict()); NaN values when not converged. Raises InvalidParams naming the field for bad
-    parameters, dim < 2 ('dim') and the ridgeless branch lambda = 0, tau <= 1 ('lambda').
+    Keyword switches (the simulator's, simulate(), docs/theory.md §13.7): sphere_queries,
+    fixed_norm_tasks, gaussian_context (True/False) and assignment ('random' | 'balanced'); a
+    source they remove is predicted as 0. Returns a FiniteDimResult (.error, .limit, .slope,
+    .sources, .omitted, .status, .converged, .to_dict()); NaN values when not converged.
+    Raises InvalidParams naming the field for bad parameters, dim < 2 ('dim') and the ridgeless
+    branch lambda = 0, tau <= 1 ('lambda').
     """
-    return FiniteDimResult(_core._solve_finite_dim(
-        params, dim, sphere_queries=sphere_queries, fixed_norm_tasks=fixed_norm_tasks,
-        balanced_assignment=balanced_assignment, gaussian_context=gaussian_context))
+    return FiniteDimResult(_core._solve_finite_dim(params, dim, **switches))
 
 
 def phase_grid(params, x_name, xs, y_name, ys, *, method="saddle", moments="quadrature",
@@ -158,13 +169,17 @@ def simulate(params, *, progress=None, **options):
     """Simulate linear attention trained on low-rank regression tasks at finite D = dim, and
     (theory=True) solve the theory at the same point.
 
-    Options (keyword, defaults those of the library's SimOptions): dim=60, seeds=5,
-    seed=20251, threads=2, odg='isotropic', solver='cg', min_norm=False, theory=True,
-    bayes_prompts=0 (> 0: TM's Bayes-optimal dMMSE baseline by Monte Carlo on that many fresh
-    prompts per seed, 'bayes_optimal.tm'; docs/theory.md §17.4), sphere_queries=False,
-    fixed_norm_tasks=False, gaussian_context=False (finite-D sources switched off: training
-    queries rescaled to |x| = 1, pretraining tasks to |w|^2 = D, training context estimates
-    from the Gaussian model; same D -> infinity limit, docs/theory.md §13.7).
+    Options (keyword; defaults those of `icl simulate`, the library's SimOptions::standalone()):
+    dim=60, seeds=5, seed=20251, threads=2, odg='isotropic' | 'subspace',
+    sampler='factorized' | 'direct', solver='cg' | 'direct', cg_tolerance=1e-6,
+    cg_max_iterations, min_norm=False (allow lambda = 0 with tau < 1: the minimum-norm
+    solution), theory=True, prediction_prompts=2000 (fresh prompts per protocol for the
+    distribution of predictions), histogram_bins=16, bayes_prompts=0 (> 0: TM's Bayes-optimal
+    dMMSE baseline by Monte Carlo on that many fresh prompts per seed, 'bayes_optimal.tm';
+    docs/theory.md §17.4), and the finite-D switches sphere_queries, fixed_norm_tasks,
+    gaussian_context (True/False) and assignment ('random' | 'balanced') (finite-D sources
+    switched off; same D -> infinity limit, docs/theory.md §13.7). An unknown keyword is a
+    TypeError naming it.
 
     Returns a SimulationResult: {name: (mean, sem)} over `seeds` seeds ('error.tm',
     'error.idg', 'error.odg', 'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0',
@@ -173,18 +188,16 @@ def simulate(params, *, progress=None, **options):
     'cg.iterations', ...; sem is NaN for one seed), with .theory (the Solution), .comparison
     (theory, mean, sem, z per compared quantity), to_dict() (the `icl simulate --json`
     object) and to_pandas() (the comparison). Seed k is derive_seed(seed, k), so the result
-    does not depend on `threads`. odg: 'isotropic' | 'subspace'; solver: 'cg' | 'direct';
-    min_norm: allow lambda = 0 with tau < 1 (minimum-norm solution). Raises NumericalError
-    when a seed's training does not converge. progress: per seed, as in sweep().
+    does not depend on `threads`. Raises NumericalError when a seed's training does not
+    converge. progress: per seed, as in sweep().
     """
     with _reporter(progress, "simulate") as report:
         return _simulation_result(_core.simulate(params, progress=report, **options))
 
 
 class LowRankSimulator(_core.LowRankSimulator):
-    """The finite-D simulator as an object: LowRankSimulator(params, dim=..., seeds=...,
-    seed=..., threads=..., odg=..., solver=..., min_norm=..., theory=True).run(progress=None)
-    -> SimulationResult (see simulate())."""
+    """The finite-D simulator as an object: LowRankSimulator(params, **options) with the
+    options of simulate(); .run(progress=None) -> SimulationResult (see simulate())."""
 
     def run(self, progress=None):
         with _reporter(progress, "simulate") as report:

@@ -210,7 +210,7 @@ class FiniteDimResult:
     order        {"q", "m", "qbar", "mbar", "m0", "q0"}, corrected
     sources      {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}}, in order
     omitted      names of the finite-D effects not derived (listed, never estimated)
-    switches     {"sphere_queries", "fixed_norm_tasks", "balanced_assignment", "gaussian_context"}
+    switches     {"sphere_queries", "fixed_norm_tasks", "assignment", "gaussian_context"}
     Not converged: every value NaN (status and message say why).
     """
 
@@ -232,7 +232,7 @@ class FiniteDimResult:
     order = property(lambda self: self._json["order"])
     sources = property(lambda self: self._json["sources"])
     omitted = property(lambda self: self._json["omitted"])
-    switches = property(lambda self: self._json["switches"])
+    switches = property(lambda self: self._json["finite_d_switches"])
 
     @property
     def converged(self):

@@ -62,6 +62,35 @@ class DistributedSweepTest(unittest.TestCase):
                 self.assertTrue(a == b or (math.isnan(a) and math.isnan(b)),
                                 f"{c}[{k}]: cli {a!r} dask {b!r}")
 
+    def test_switches_and_finite_dim_match_the_cli_and_the_in_process_sweep(self):
+        # One procedure (verify/lowrank/sweep.hpp) behind the CLI, sweep(simulate=True) and the
+        # dask engine: with the finite-D columns and a switch, all three agree bit for bit.
+        s = dict(SWEEP, count=3)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "sweep.tsv")
+            subprocess.run([ICL_EXE, "sweep", "--vary",
+                            f"{s['name']}={s['start']}:{s['stop']}:{s['count']}", "--simulate",
+                            "--dim", str(s["dim"]), "--seeds", str(s["seeds"]), "--seed",
+                            str(s["seed"]), "--finite-dim", "12", "--assignment", "balanced",
+                            "--quiet", "--out", out], check=True)
+            cli = read_tsv(out)
+        values = cli[s["name"]]
+        options = dict(dim=s["dim"], seeds=s["seeds"], seed=s["seed"], finite_dim=12,
+                       assignment="balanced")
+        local = icl.sweep(icl.Params(), s["name"], values, simulate=True, **options)
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      host="127.0.0.1", dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            got = icl.distributed.simulate_sweep(client, icl.Params(), s["name"], values,
+                                                 **options)
+        self.assertIn("fd_idg", got)
+        for c in (c for c in cli if c != "index"):
+            for k, a in enumerate(cli[c]):
+                for name, r in (("dask", got), ("sweep", local)):
+                    b = float(r[c][k])
+                    self.assertTrue(a == b or (math.isnan(a) and math.isnan(b)),
+                                    f"{c}[{k}]: cli {a!r} {name} {b!r}")
+
     def test_missing_arguments_are_errors(self):
         with self.assertRaises(TypeError):  # dim, seeds, seed have no defaults
             icl.distributed.simulate_sweep(None, icl.Params(), "rho", [0.5])

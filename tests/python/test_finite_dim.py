@@ -20,10 +20,12 @@ class SolveFiniteDimTest(unittest.TestCase):
         self.assertEqual(fd.status, "converged")
         self.assertEqual(fd.dim, 40)
         for name in ("error", "limit", "slope", "sources", "omitted", "order", "sized",
-                     "switches", "message", "residual_norm"):
+                     "message", "residual_norm"):
             self.assertEqual(getattr(fd, name), d[name])
+        self.assertEqual(fd.switches, d["finite_d_switches"])
         self.assertEqual(list(d), ["dim", "status", "message", "residual_norm", "sized", "error",
-                                   "limit", "slope", "order", "sources", "omitted", "switches"])
+                                   "limit", "slope", "order", "sources", "omitted",
+                                   "finite_d_switches"])
         self.assertTrue(fd.omitted)
 
     def test_sources_sum_to_error_minus_limit(self):
@@ -38,9 +40,9 @@ class SolveFiniteDimTest(unittest.TestCase):
 
     def test_switches_remove_their_sources(self):
         off = icl.solve_finite_dim(self.p, 40, sphere_queries=True, fixed_norm_tasks=True,
-                                   balanced_assignment=True, gaussian_context=True)
+                                   assignment="balanced", gaussian_context=True)
         self.assertEqual(off.switches, {"sphere_queries": True, "fixed_norm_tasks": True,
-                                        "balanced_assignment": True, "gaussian_context": True})
+                                        "assignment": "balanced", "gaussian_context": True})
         for name in ("query_norms", "task_norms", "task_counts", "context_mean",
                      "context_scalars"):
             self.assertEqual(off.sources[name]["correction"]["idg"], 0.0)

@@ -46,7 +46,18 @@ class SimulateTest(unittest.TestCase):
                           fixed_norm_tasks=True)
         self.assertNotEqual(on["error.idg"], self.a["error.idg"])
         self.assertEqual(on.to_dict()["finite_d_switches"],
-                         {"sphere_queries": True, "fixed_norm_tasks": True})
+                         {"sphere_queries": True, "fixed_norm_tasks": True,
+                          "assignment": "random", "gaussian_context": False})
+        # The assignment switch reaches the simulator from Python too (it predicts task_counts
+        # as 0 in solve_finite_dim): balanced data give other errors at the same seed.
+        bal = icl.simulate(self.p, dim=DIM, seeds=3, seed=11, threads=2, assignment="balanced")
+        self.assertNotEqual(bal["error.idg"], self.a["error.idg"])
+        self.assertEqual(bal.to_dict()["finite_d_switches"]["assignment"], "balanced")
+        # An unknown keyword is one TypeError naming it, with the closest known name.
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'D'"):
+            icl.simulate(self.p, D=DIM)
+        with self.assertRaisesRegex(TypeError, "did you mean 'seeds'"):
+            icl.simulate(self.p, dim=DIM, sedes=3)
 
     def test_close_to_theory(self):
         # D = 40, 4 seeds (~0.4 s): docs/theory.md §14.4 expects the finite-D errors a few percent

@@ -166,6 +166,7 @@ VerifyOptions VerifyOptions::quick() {
 }
 
 void VerifyOptions::validate() const {
+  switches.validate();
   if (dims.size() < 2) throw InvalidParams("dims", "the 1/D extrapolation needs at least two");
   if (seeds.size() != dims.size())
     throw InvalidParams("seeds", "needs one count per dim (" + std::to_string(dims.size()) + ")");
@@ -302,9 +303,7 @@ SimOptions sim_options(const VerifyOptions& o, std::size_t k, const theory::Solu
   so.base_seed = numerics::derive_seed(o.base_seed, std::uint64_t(o.dims[k]));
   so.theory = theory_ref(th);
   so.min_norm = ridgeless;
-  so.sphere_queries = o.sphere_queries;
-  so.fixed_norm_tasks = o.fixed_norm_tasks;
-  so.gaussian_context = o.gaussian_context;
+  so.switches = o.switches;
   return so;
 }
 
@@ -359,10 +358,7 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
 theory::FiniteDimOptions finite_dim_options(const SimOptions& so) {
   theory::FiniteDimOptions fo;
   fo.dim = so.dim;
-  fo.sphere_queries = so.sphere_queries;
-  fo.fixed_norm_tasks = so.fixed_norm_tasks;
-  fo.balanced_assignment = so.assignment == Assignment::Balanced;
-  fo.gaussian_context = so.gaussian_context;
+  fo.switches = so.switches;
   return fo;
 }
 

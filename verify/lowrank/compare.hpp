@@ -88,9 +88,7 @@ struct VerifyOptions {
   std::vector<GridPoint> points = verify_grid(false);
   bool quick_mode = false;         // set by quick(); recorded as "quick" in the JSON
   // Finite-D sources switched off in every simulation (SimOptions, docs/theory.md §13.7).
-  bool sphere_queries = false;
-  bool fixed_norm_tasks = false;
-  bool gaussian_context = false;
+  FiniteDSwitches switches;
   static VerifyOptions quick();    // the CI subset: smaller D, verify_grid(true)
   void validate() const;                         // InvalidParams naming the field
 };

@@ -18,12 +18,6 @@ OdgKind odg_kind_from_string(const std::string& s) {
   if (s == "subspace") return OdgKind::Subspace;
   throw InvalidParams("odg", "must be 'isotropic' or 'subspace', got '" + s + "'");
 }
-const char* to_string(Assignment a) { return a == Assignment::Random ? "random" : "balanced"; }
-Assignment assignment_from_string(const std::string& s) {
-  if (s == "random") return Assignment::Random;
-  if (s == "balanced") return Assignment::Balanced;
-  throw InvalidParams("assignment", "must be 'random' or 'balanced', got '" + s + "'");
-}
 const char* to_string(Sampler s) { return s == Sampler::Factorized ? "factorized" : "direct"; }
 Sampler sampler_from_string(const std::string& s) {
   if (s == "factorized") return Sampler::Factorized;
@@ -159,8 +153,8 @@ VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng,
   return (double(D) / L) * (c1 * what + std::sqrt(c2 / double(D)) * g);
 }
 
-Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
-                 Sampler sampler, const FiniteDSwitches& switches) {
+Dataset generate(const theory::Params& p, int dim, Rng& rng, Sampler sampler,
+                 const FiniteDSwitches& switches) {
   Dataset d;
   d.n = sizes(p, dim);
   const auto& n = d.n;
@@ -198,7 +192,7 @@ Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignme
   if (switches.fixed_norm_tasks)
     for (int m = 0; m < n.M0; ++m) d.W.col(m) *= std::sqrt(double(n.D)) / d.W.col(m).norm();
   d.task.resize(n.N);
-  if (assignment == Assignment::Random) {
+  if (switches.assignment == Assignment::Random) {
     std::uniform_int_distribution<int> pick(0, n.M0 - 1);
     for (int i = 0; i < n.N; ++i) d.task[i] = pick(rng);
   } else {

@@ -17,6 +17,7 @@
 
 #include <Eigen/Core>
 
+#include "theory/finite_d_switches.hpp"
 #include "theory/params.hpp"
 
 namespace icl::verify::lowrank {
@@ -25,7 +26,6 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using Rng = std::mt19937_64;
 
-enum class Assignment { Random, Balanced };  // task of each sequence: uniform with replacement / cyclic
 enum class OdgKind { Isotropic, Subspace };  // ODG task: N(0, I_D) / low rank in an independent subspace
 // How a context estimate s is drawn. Direct: the L x D context tokens. Factorized: exactly the
 // same distribution from 2L + D normals (decompose each x_l along w and its complement; given the
@@ -33,8 +33,6 @@ enum class OdgKind { Isotropic, Subspace };  // ODG task: N(0, I_D) / low rank i
 enum class Sampler { Factorized, Direct };
 const char* to_string(OdgKind k);
 OdgKind odg_kind_from_string(const std::string& s);  // "isotropic" | "subspace"
-const char* to_string(Assignment a);                 // "random" | "balanced"
-Assignment assignment_from_string(const std::string& s);
 const char* to_string(Sampler s);                    // "factorized" | "direct"
 Sampler sampler_from_string(const std::string& s);
 
@@ -83,21 +81,15 @@ struct Dataset {
   MatrixXd task_covariance() const;
 };
 
-// Finite-D sources that can be switched off one at a time (docs/theory.md §13.7). Each keeps
-// the D -> infinity limit and draws no extra random number: the Gaussian draw is made as usual
-// and only rescaled, so with every switch off the data are bit-identical to the default.
-struct FiniteDSwitches {
-  bool sphere_queries = false;    // training queries x rescaled to |x| = 1 (uniform on the sphere)
-  bool fixed_norm_tasks = false;  // pretraining tasks rescaled to |w|^2 = D exactly
-  // The training context estimate drawn from the theory's Gaussian model s = w + sqrt(nu_w) g
-  // (nu_w = (|w|^2/D + sigma^2) D/L, g ~ N(0, I_D)): no w w^T/L term, no fluctuation of its scale
-  // or noise level (factorized sampler only; the same draws, g used unprojected).
-  bool gaussian_context = false;
-};
+// The finite-D switches (theory/finite_d_switches.hpp, docs/theory.md §13.7): each keeps the
+// D -> infinity limit and draws no extra random number (the Gaussian draw is made as usual and
+// only rescaled), so with every switch off the data are bit-identical to the default.
+using theory::Assignment;
+using theory::FiniteDSwitches;
 
 MatrixXd haar_orthonormal(int D, int r, Rng& rng);  // QR of a Gaussian, sign-fixed
-Dataset generate(const theory::Params& p, int dim, Rng& rng, Assignment assignment,
-                 Sampler sampler, const FiniteDSwitches& switches = {});
+Dataset generate(const theory::Params& p, int dim, Rng& rng, Sampler sampler,
+                 const FiniteDSwitches& switches = {});
 // One context estimate for task w with L pairs and label-noise std sigma.
 // gaussian: the Gaussian model of FiniteDSwitches::gaussian_context (Factorized only).
 VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng, Sampler sampler,

@@ -30,7 +30,7 @@ GdDemoResult run(const theory::Params& p, const GdDemoOptions& o,
   p.validate();
   check_odg_kind(p, o.odg);
   Rng rng(numerics::derive_seed(o.base_seed, std::uint64_t(0)));
-  const Dataset d = generate(p, o.dim, rng, Assignment::Random, Sampler::Factorized);
+  const Dataset d = generate(p, o.dim, rng, Sampler::Factorized);
   const auto& n = d.n;
   const double D = n.D;
   GdDemoResult out;

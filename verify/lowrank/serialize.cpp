@@ -12,27 +12,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// The finite-D switches (docs/theory.md §13.7), written only when one is on so that the default
-// JSON and text are unchanged.
-void put_switches(ordered_json& j, bool sphere_queries, bool fixed_norm_tasks,
-                  bool gaussian_context = false) {
-  if (sphere_queries || fixed_norm_tasks || gaussian_context) {
-    j["finite_d_switches"] = {{"sphere_queries", sphere_queries},
-                              {"fixed_norm_tasks", fixed_norm_tasks}};
-    if (gaussian_context) j["finite_d_switches"]["gaussian_context"] = true;
-  }
-}
-std::string switches_line(bool sphere_queries, bool fixed_norm_tasks,
-                          bool gaussian_context = false) {
-  if (gaussian_context)
-    return "finite-D source off: Gaussian context estimates (docs/theory.md §13.7)\n" +
-           switches_line(sphere_queries, fixed_norm_tasks);
-  if (!sphere_queries && !fixed_norm_tasks) return "";
-  return std::string("finite-D sources off:") + (sphere_queries ? " queries on the sphere" : "") +
-         (sphere_queries && fixed_norm_tasks ? "," : "") +
-         (fixed_norm_tasks ? " tasks of fixed norm" : "") + " (docs/theory.md §13.7)\n";
-}
-
 // Every scalar estimate of a simulation with its path in the JSON layout ("error", "tm"),
 // ("decomposition", "measured", "idg", "algo"), ("distribution", "tm", "var_ratio"), in the
 // order of the flat names. Histograms are left to the callers (their layouts differ).
@@ -152,10 +131,9 @@ ordered_json to_json(const SimulationResult& r) {
     }
   j["sizes"] = to_json(r.sizes);
   j["odg_kind"] = to_string(o.odg);
-  j["assignment"] = to_string(o.assignment);
   j["sampler"] = to_string(o.sampler);
   j["solver"] = to_string(o.solver);
-  put_switches(j, o.sphere_queries, o.fixed_norm_tasks, o.gaussian_context);
+  j["finite_d_switches"] = theory::to_json(o.switches);
   if (r.theory) {
     j["theory"] = theory::to_json(*r.theory);
     if (r.theory->converged()) j["decomposition"]["theory"] = j["theory"]["decomposition"];
@@ -179,8 +157,7 @@ std::string to_text(const SimulationResult& r) {
                   theory::task_description(r.params).c_str(), n.D);
     os << line;
   }
-  os << switches_line(r.options.sphere_queries, r.options.fixed_norm_tasks,
-                      r.options.gaussian_context);
+  os << theory::to_text(r.options.switches);
   if (!r.converged()) os << "status " << numerics::to_string(r.status) << ": " << r.message << "\n";
   std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.",
                 "theory");
@@ -337,7 +314,7 @@ ordered_json to_json(const VerifyResult& r) {
   j["dims"] = o.dims;
   j["seeds"] = o.seeds;
   j["base_seed"] = o.base_seed;
-  put_switches(j, o.sphere_queries, o.fixed_norm_tasks, o.gaussian_context);
+  j["finite_d_switches"] = theory::to_json(o.switches);
   j["tolerance"] = {{"rule", "|extrapolated - theory| <= k_se * se + rel_tol * |theory| + abs_tol"},
                     {"k_se", o.k_se}, {"rel_tol", o.rel_tol}, {"abs_tol", o.abs_tol}};
   for (const auto& p : r.points) j["points"].push_back(to_json(p));
@@ -355,7 +332,7 @@ std::string to_text(const VerifyResult& r) {
     text << (k ? ", " : "") << o.dims[k] << " x " << o.seeds[k] << " seeds";
   text << "); extrapolation: weighted least squares mean(D) = a + b/D.\n"
        << "Tolerance: |a - theory| <= " << o.k_se << " se(a) + " << o.rel_tol << " |theory| + "
-       << o.abs_tol << "\n" << switches_line(o.sphere_queries, o.fixed_norm_tasks, o.gaussian_context);
+       << o.abs_tol << "\n" << theory::to_text(o.switches);
   for (const auto& pr : r.points) {
     const auto& gp = pr.point;
     text << "\n== " << gp.label << "  (alpha " << gp.params.alpha << ", alpha_test "
@@ -403,6 +380,59 @@ std::vector<double> simulation_row(const SimulationResult& r) {
     row.push_back(e.sem);
   }
   return row;
+}
+
+nlohmann::json to_json(const SweepOptions& o) {
+  nlohmann::json j = {{"params", theory::to_json(o.base)},
+                      {"method", theory::to_string(o.theory.solve.method)},
+                      {"grid_points", o.values.size()},
+                      {"shard", {{"index", o.shard.index}, {"count", o.shard.count}}}};
+  if (o.simulation)
+    j["simulation"] = {{"dim", o.simulation->dim},
+                       {"seeds", o.simulation->seeds},
+                       {"seed", o.simulation->base_seed},
+                       {"finite_d_switches", theory::to_json(o.simulation->switches)}};
+  if (o.finite_dim)
+    j["finite_dim"] = {{"dim", o.finite_dim->dim},
+                       {"finite_d_switches", theory::to_json(o.finite_dim->switches)}};
+  return j;
+}
+
+nlohmann::json to_json(const SweepResult& r) {
+  nlohmann::json j = to_json(r.options);
+  if (r.options.simulation) j["simulation"]["failed_points"] = r.simulation_failed;
+  if (r.options.finite_dim) {
+    j["finite_dim"]["failed_points"] = r.finite_dim_failed;
+    j["finite_dim"]["not_covered_points"] = r.finite_dim_not_covered;
+  }
+  j["failed_points"] = r.failed_points;
+  return j;
+}
+
+numerics::Table to_table(const SweepResult& r) {
+  const SweepOptions& o = r.options;
+  bool shift = false;
+  for (const SweepPoint& pt : r.points) shift = shift || pt.solution.params.has_test_shift();
+  numerics::Table t;
+  t.columns = {"index", o.name};
+  for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
+  if (o.finite_dim)
+    for (const auto& c : theory::finite_dim_columns()) t.columns.push_back(c);
+  if (o.simulation)
+    for (const auto& c : simulation_columns()) t.columns.push_back(c);
+  for (const SweepPoint& pt : r.points) {
+    std::vector<double> row = {static_cast<double>(pt.index), pt.value};
+    const auto cells = theory::solution_row(pt.solution, shift);
+    row.insert(row.end(), cells.begin(), cells.end());
+    if (o.finite_dim) {
+      const auto& fd = pt.finite_dim->result;
+      const auto fd_cells = theory::finite_dim_row(fd ? &*fd : nullptr);
+      row.insert(row.end(), fd_cells.begin(), fd_cells.end());
+    }
+    if (o.simulation) row.insert(row.end(), pt.simulation.begin(), pt.simulation.end());
+    t.rows.push_back(std::move(row));
+  }
+  return t;
 }
 
 }  // namespace icl::verify::lowrank

@@ -10,7 +10,9 @@
 
 #include "verify/lowrank/compare.hpp"
 #include "verify/lowrank/gd_demo.hpp"
+#include "numerics/table.hpp"
 #include "verify/lowrank/simulator.hpp"
+#include "verify/lowrank/sweep.hpp"
 
 namespace icl::verify::lowrank {
 
@@ -39,5 +41,18 @@ std::vector<std::pair<std::string, numerics::Estimate>> named_estimates(const Si
 // `icl sweep --simulate` columns: sim_<q>, sim_<q>_sem for every compared quantity, and a row.
 std::vector<std::string> simulation_columns();
 std::vector<double> simulation_row(const SimulationResult& r);
+
+// The sweep (verify/lowrank/sweep.hpp). The options that determine its values (the checkpoint
+// fingerprint of `icl sweep --simulate`): {"params", "method", "grid_points", "shard": {index,
+// count}, ["simulation": {dim, seeds, seed, finite_d_switches}], ["finite_dim": {dim,
+// finite_d_switches}]}.
+nlohmann::json to_json(const SweepOptions& o);
+// The sidecar of `icl sweep`: to_json(options) with the counts "failed_points",
+// "simulation.failed_points", "finite_dim.failed_points" and "finite_dim.not_covered_points".
+nlohmann::json to_json(const SweepResult& r);
+// The TSV of `icl sweep`: index, the varied parameter, theory::solution_columns() (with the
+// shifted protocol's when a point has one), the finite-D columns fd_* with finite_dim, the
+// simulation columns sim_* with simulation; one row per point.
+numerics::Table to_table(const SweepResult& r);
 
 }  // namespace icl::verify::lowrank

@@ -100,6 +100,13 @@ void solve_theory(const theory::Params& p, SimOptions& o, SimulationResult& res)
 
 }  // namespace
 
+SimOptions SimOptions::standalone() {
+  SimOptions o;
+  o.solve_theory = true;
+  o.prediction_prompts = 2000;
+  return o;
+}
+
 void SimOptions::validate() const {
   if (dim < 2 || dim > 2000)
     throw InvalidParams("dim", "must be in [2, 2000], got " + std::to_string(dim));
@@ -116,7 +123,8 @@ void SimOptions::validate() const {
     throw InvalidParams("histogram_bins", "must be >= 2, got " + std::to_string(histogram_bins));
   if (bayes_prompts < 0)
     throw InvalidParams("bayes_prompts", "must be >= 0, got " + std::to_string(bayes_prompts));
-  if (gaussian_context && sampler != Sampler::Factorized)
+  switches.validate();
+  if (switches.gaussian_context && sampler != Sampler::Factorized)
     throw InvalidParams("gaussian_context", "needs the factorized sampler");
 }
 
@@ -154,7 +162,7 @@ SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint
   check_odg_kind(p, o.odg);
   const auto t0 = Clock::now();
   Rng rng(seed);
-  const Dataset d = generate(p, o.dim, rng, o.assignment, o.sampler, o.switches());
+  const Dataset d = generate(p, o.dim, rng, o.sampler, o.switches);
   SeedMeasurement m;
   m.seed = seed;
   m.data_seconds = seconds_since(t0);

@@ -30,7 +30,6 @@ struct SimOptions {
   int seeds = 5;                   // independent seeds, >= 1
   std::uint64_t base_seed = 20251; // seed k is derive_seed(base_seed, k)
   int threads = 2;                 // worker threads over seeds, >= 1 (results do not depend on it)
-  Assignment assignment = Assignment::Random;
   OdgKind odg = OdgKind::Isotropic;  // Subspace only for low-rank tasks (no task_spectrum)
   Sampler sampler = Sampler::Factorized;
   Solver solver = Solver::CG;        // Direct needs dim <= 40
@@ -48,12 +47,14 @@ struct SimOptions {
   // > 0: TM's Bayes-optimal (dMMSE) baseline by Monte Carlo on this many fresh prompts per seed
   // (docs/theory.md §17.4), from its own random stream derive_seed(seed, "bayes_tm").
   int bayes_prompts = 0;
-  // Finite-D sources switched off (docs/theory.md §13.7); both false = the default data. Each
-  // keeps the D -> infinity theory unchanged.
-  bool sphere_queries = false;    // training queries rescaled to |x| = 1
-  bool fixed_norm_tasks = false;  // pretraining tasks rescaled to |w|^2 = D
-  bool gaussian_context = false;  // training context estimates from the Gaussian model
-  FiniteDSwitches switches() const { return {sphere_queries, fixed_norm_tasks, gaussian_context}; }
+  // Finite-D sources switched off (docs/theory.md §13.7); the default is the paper's data.
+  // Each keeps the D -> infinity theory unchanged.
+  FiniteDSwitches switches;
+
+  // The options of a simulation at one point next to its theory (icl simulate, Python
+  // simulate()): the theory solved there (decomposition, distribution) and 2000 fresh prompts
+  // per protocol for the distribution of predictions.
+  static SimOptions standalone();
 
   void validate() const;  // the fields alone; InvalidParams naming the field
   // The fields and their combination with p: p.validate(), odg (Subspace with a task_spectrum),

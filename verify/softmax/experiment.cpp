@@ -34,7 +34,7 @@ ByProtocol<numerics::Estimate> linear_simulation_errors(const theory::Params& p,
   so.base_seed = o.base_seed;
   so.threads = o.threads;
   so.odg = o.odg;
-  so.assignment = o.assignment;
+  so.switches.assignment = o.assignment;
   so.prediction_prompts = 0;
   const verify::lowrank::SimulationResult r = verify::lowrank::run(p, so);
   if (!r.converged()) throw NumericalError(r.message, r.residual_norm);
