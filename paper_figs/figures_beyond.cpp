@@ -97,7 +97,7 @@ FigureData fig_optimal_ridge(const Settings& s) {
       o.over = "lambda";
       o.lo = 1e-5;
       o.hi = 100.0;
-      const theory::OptimizeResult r = theory::optimize(p, o);
+      const theory::OptimizeResult r = theory::run(p, o);
       const double e0 = !ridgeless.converged() ? kNaN
                         : k == 0               ? ridgeless.error.tm
                         : k == 1               ? ridgeless.error.idg

@@ -1,6 +1,6 @@
 // Data step of figure 13 (beyond the papers): where the IDG transition sits at finite context
-// length. For several kappa, the steepest point of IDG along rho (theory::boundary, docs/theory.md
-// §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda = 0, tau = 2.25),
+// length. For several kappa, the steepest point of IDG along rho (theory/boundary.hpp,
+// docs/theory.md §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda = 0, tau = 2.25),
 // where the transition is the kink at rho = kappa as alpha -> infinity.
 #include <string>
 #include <vector>
@@ -8,6 +8,7 @@
 #include "numerics/format.hpp"
 #include "paper_figs/figures_extra.hpp"
 #include "theory/boundary.hpp"
+#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::paperfigs {
@@ -37,10 +38,11 @@ FigureData fig_transition_alpha(const Settings& s) {
   for (double kappa : kappas) {
     theory::Params p = base;
     p.kappa = kappa;
-    const theory::BoundaryResult r = theory::boundary(p, o);
+    const theory::BoundaryResult r = theory::run(p, o);
+    const numerics::Table b = theory::to_table(r);
     if (t.columns.size() == 1)
-      for (const auto& c : theory::boundary_columns(r)) t.columns.push_back(c);
-    for (auto row : theory::boundary_rows(r)) {
+      for (const auto& c : b.columns) t.columns.push_back(c);
+    for (auto row : b.rows) {
       row.insert(row.begin(), kappa);
       t.rows.push_back(std::move(row));
     }

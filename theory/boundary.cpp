@@ -14,7 +14,7 @@
 #include "numerics/parallel.hpp"
 #include "theory/optimize.hpp"
 #include "theory/param_path.hpp"
-#include "theory/serialize.hpp"
+#include "theory/quantity.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::theory {
@@ -50,7 +50,7 @@ struct EvaluationFailed {
 class YSolver {
  public:
   YSolver(const Params& base, const BoundaryOptions& o, const Axis& axis, double h)
-      : base_(base), o_(o), axis_(axis), h_(h) {}
+      : base_(base), o_(o), quantity_(find_quantity(o.quantity)), axis_(axis), h_(h) {}
 
   BoundaryPoint run(double y) {
     BoundaryPoint pt;
@@ -77,7 +77,7 @@ class YSolver {
     const double x = axis_.to_x(t);
     Solution s = solve_near(with_param(at_y_, o_.x, x), o_.solve, &warm);
     ++pt.evaluations;
-    const double v = quantity_value(s, o_.quantity);
+    const double v = quantity_.value(s);
     if (!std::isfinite(v)) throw EvaluationFailed{x, s.message};
     return v;
   }
@@ -94,7 +94,7 @@ class YSolver {
     pt.evaluations += n;
     pts_.clear();
     for (int i = 0; i < n; ++i) {
-      const double f = quantity_value(sols[i], o_.quantity);
+      const double f = quantity_.value(sols[i]);
       if (std::isfinite(f)) pts_.push_back({axis_.to_t(xs[i]), xs[i], f, sols[i].order});
     }
     skipped_ = n - static_cast<int>(pts_.size());
@@ -262,9 +262,8 @@ class YSolver {
     oo.bits = o_.bits;
     oo.max_iterations = o_.max_iterations;
     oo.solve = o_.solve;
-    const std::string q = o_.quantity;
-    const OptimizeResult r =
-        optimize(at_y_, oo, [&q](const Solution& s) { return quantity_value(s, q); });
+    const std::string& q = o_.quantity;
+    const OptimizeResult r = theory::run(at_y_, oo, quantity_);
     pt.evaluations = r.evaluations;
     pt.candidates = r.interior_minima;
     if (!r.converged()) {
@@ -289,6 +288,7 @@ class YSolver {
 
   const Params& base_;
   const BoundaryOptions& o_;
+  const Quantity& quantity_;
   const Axis& axis_;
   double h_;
   Params at_y_;
@@ -315,9 +315,12 @@ Criterion criterion_from_string(const std::string& s) {
 }
 
 void BoundaryOptions::validate() const {
-  check_quantity_name(quantity, "quantity");
+  find_quantity(quantity, "quantity");
   if (criterion == Criterion::Level && !std::isfinite(level))
     throw InvalidParams("level", "the level criterion needs a finite level (got " + fmt(level) + ")");
+  if (criterion != Criterion::Level && !std::isnan(level))
+    throw InvalidParams("level", "only with the level criterion (got criterion " +
+                                     std::string(to_string(criterion)) + ")");
   if (!is_param_name(x)) throw InvalidParams("x", "unknown parameter name '" + x + "'");
   if (!is_param_name(y)) throw InvalidParams("y", "unknown parameter name '" + y + "'");
   if (x == y) throw InvalidParams("y", "must differ from x (both '" + x + "')");
@@ -342,15 +345,12 @@ void BoundaryOptions::validate() const {
     throw InvalidParams("threads", "must be in [0, 256] (got " + std::to_string(threads) + ")");
 }
 
-BoundaryResult boundary(const Params& base, const BoundaryOptions& options) {
+BoundaryResult run(const Params& base, const BoundaryOptions& options,
+                   const numerics::Progress& progress) {
   options.validate();
   BoundaryResult r;
-  r.criterion = options.criterion;
-  r.quantity = options.quantity;
-  r.x = options.x;
-  r.y = options.y;
-  r.level = options.criterion == Criterion::Level ? options.level : kNaN;
-  r.base = base;
+  r.options = options;
+  r.params = base;
   std::tie(r.lo, r.hi) = std::isnan(options.lo) ? default_range(options.x, "x")
                                                 : std::make_pair(options.lo, options.hi);
   r.log_scale = r.lo > 0;
@@ -380,7 +380,7 @@ BoundaryResult boundary(const Params& base, const BoundaryOptions& options) {
   numerics::parallel_for(
       n, options.threads,
       [&](std::size_t k) { r.points[k] = YSolver(base, options, axis, r.derivative_step).run(options.ys[k]); },
-      options.progress, "y");
+      progress, "y");
 
   int found = 0, none = 0, failed = 0;
   for (const auto& p : r.points) {
@@ -394,59 +394,6 @@ BoundaryResult boundary(const Params& base, const BoundaryOptions& options) {
   if (none > 0) r.message += ", " + std::to_string(none) + " none in range";
   if (failed > 0) r.message += ", " + std::to_string(failed) + " failed";
   return r;
-}
-
-nlohmann::ordered_json to_json(const BoundaryResult& r) {
-  nlohmann::ordered_json j;
-  nlohmann::ordered_json c = {{"type", to_string(r.criterion)}, {"quantity", r.quantity}};
-  if (r.criterion == Criterion::Level) c["level"] = r.level;
-  j["criterion"] = c;
-  j["x"] = r.x;
-  j["y"] = r.y;
-  j["range"] = {r.lo, r.hi};
-  j["scale"] = r.log_scale ? "log" : "linear";
-  if (r.criterion == Criterion::Steepest) j["derivative_step"] = r.derivative_step;
-  j["converged"] = r.converged();
-  j["status"] = numerics::to_string(r.status);
-  j["message"] = r.message;
-  nlohmann::ordered_json pts = nlohmann::ordered_json::array();
-  for (const auto& p : r.points) {
-    nlohmann::ordered_json q;
-    q[r.y] = p.y;
-    // NaN -> null in dump(); kept NaN in the value (Python gets float('nan')) like to_json(Solution).
-    q[r.x] = p.converged() ? nlohmann::ordered_json(p.x) : nlohmann::ordered_json(nullptr);
-    q["value"] = p.value;
-    if (r.criterion == Criterion::Steepest) q["slope"] = p.slope;
-    q["converged"] = p.converged();
-    q["status"] = numerics::to_string(p.status);
-    q["message"] = p.message;
-    q["candidates"] = p.candidates;
-    q["evaluations"] = p.evaluations;
-    pts.push_back(std::move(q));
-  }
-  j["points"] = std::move(pts);
-  j["params"] = to_json(r.base);
-  return j;
-}
-
-std::vector<std::string> boundary_columns(const BoundaryResult& r) {
-  std::vector<std::string> c = {r.y, r.x, "value"};
-  if (r.criterion == Criterion::Steepest) c.push_back("slope");
-  for (const char* s : {"converged", "candidates", "evaluations"}) c.push_back(s);
-  return c;
-}
-
-std::vector<std::vector<double>> boundary_rows(const BoundaryResult& r) {
-  std::vector<std::vector<double>> rows;
-  for (const auto& p : r.points) {
-    std::vector<double> row = {p.y, p.x, p.value};
-    if (r.criterion == Criterion::Steepest) row.push_back(p.slope);
-    row.push_back(p.converged() ? 1.0 : 0.0);
-    row.push_back(p.candidates);
-    row.push_back(p.evaluations);
-    rows.push_back(std::move(row));
-  }
-  return rows;
 }
 
 }  // namespace icl::theory

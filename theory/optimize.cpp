@@ -11,7 +11,6 @@
 
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
-#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::theory {
@@ -20,17 +19,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string fmt(double v) { return numerics::format_significant(v); }
-
-double objective_value(const Solution& s, Objective o) {
-  if (!s.converged()) return kNaN;
-  switch (o) {
-    case Objective::Tm: return s.error.tm;
-    case Objective::Idg: return s.error.idg;
-    case Objective::Odg: return s.error.odg;
-    case Objective::Shift: return s.test_shift ? s.test_shift->error : kNaN;
-  }
-  return kNaN;
-}
 
 // One evaluation point: value of the parameter and the solution there.
 struct Point {
@@ -73,17 +61,16 @@ void OptimizeOptions::validate() const {
     throw InvalidParams("max_iterations", "must be in [1, 100000] (got " + std::to_string(max_iterations) + ")");
 }
 
-OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
-  const Objective o = options.objective;
-  return optimize(base, options, [o](const Solution& s) { return objective_value(s, o); });
+OptimizeResult run(const Params& base, const OptimizeOptions& options) {
+  return run(base, options, find_quantity(to_string(options.objective), "objective"));
 }
 
-OptimizeResult optimize(const Params& base, const OptimizeOptions& options,
-                        const std::function<double(const Solution&)>& value) {
+OptimizeResult run(const Params& base, const OptimizeOptions& options, const Quantity& quantity) {
   options.validate();
+  const auto value = [&quantity](const Solution& s) { return quantity.value(s); };
   OptimizeResult r;
-  r.objective = options.objective;
-  r.over = options.over;
+  r.options = options;
+  r.params = base;
   std::tie(r.lo, r.hi) =
       std::isnan(options.lo) ? default_range(options.over) : std::make_pair(options.lo, options.hi);
   r.log_scale = r.lo > 0;
@@ -186,23 +173,6 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options,
                  std::to_string(std::min<int>(r.interior_minima, options.max_refinements)) +
                  " refined)";
   return r;
-}
-
-nlohmann::ordered_json to_json(const OptimizeResult& r) {
-  nlohmann::ordered_json j;
-  j["objective"] = to_string(r.objective);
-  j["over"] = r.over;
-  j["argmin"] = r.argmin;
-  j["minimum"] = r.minimum;
-  j["converged"] = r.converged();
-  j["status"] = numerics::to_string(r.status);
-  j["message"] = r.message;
-  j["evaluations"] = r.evaluations;
-  j["interior_minima"] = r.interior_minima;
-  j["range"] = {r.lo, r.hi};
-  j["scale"] = r.log_scale ? "log" : "linear";
-  j["params"] = to_json(r.solution.params);
-  return j;
 }
 
 }  // namespace icl::theory
