@@ -17,6 +17,7 @@
 #include "paper_figs/figures_extra.hpp"
 #include "theory/serialize.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/quantity.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
 #include "verify/lowrank/gd_demo.hpp"
@@ -49,31 +50,33 @@ namespace {
 
 // ---- theory rows -----------------------------------------------------------------------------
 
+// The theory columns of the figure tables: converged, residual, these quantities of the Solution
+// (theory/quantity.hpp), then nu.
+const std::vector<const theory::Quantity*>& figure_quantities() {
+  static const std::vector<const theory::Quantity*> q = [] {
+    std::vector<const theory::Quantity*> v;
+    for (const char* name : {"tm", "idg", "odg", "tm_algo", "tm_mem", "tm_struct", "idg_algo",
+                             "idg_mem", "idg_struct", "odg_algo", "odg_mem", "odg_struct", "m",
+                             "q", "mbar", "qbar", "m0", "q0", "chi", "chibar", "qhat", "qbarhat",
+                             "z", "e"})
+      v.push_back(&theory::find_quantity(name));
+    return v;
+  }();
+  return q;
+}
+
 std::vector<std::string> theory_columns() {
-  std::vector<std::string> c = {"converged", "residual", "tm", "idg", "odg"};
-  for (const char* p : kProtocols)
-    for (const char* part : {"algo", "mem", "struct"}) c.push_back(std::string(p) + "_" + part);
-  for (const char* o : {"m", "q", "mbar", "qbar", "m0", "q0", "chi", "chibar", "qhat", "qbarhat",
-                        "z", "e", "nu"})
-    c.push_back(o);
+  std::vector<std::string> c = {"converged", "residual"};
+  for (const theory::Quantity* q : figure_quantities()) c.push_back(q->name);
+  c.push_back("nu");
   return c;
 }
 
 // A failed point keeps its row: nan values, converged = 0, its residual.
 std::vector<double> theory_row(const Solution& s) {
-  const auto& o = s.order;
-  const auto& d = s.decomposition;
-  std::vector<double> r = {s.error.tm, s.error.idg, s.error.odg};
-  for (const auto* c : {&d.tm, &d.idg, &d.odg}) {
-    r.push_back(c->algo);
-    r.push_back(c->mem);
-    r.push_back(c->structural);
-  }
-  for (double v : {o.m, o.q, o.mbar, o.qbar, o.m0, o.q0, o.chi, o.chibar, o.qhat, o.qbarhat, s.z,
-                   s.e, s.nu})
-    r.push_back(v);
-  if (!s.converged()) std::fill(r.begin(), r.end(), kNaN);
-  r.insert(r.begin(), {s.converged() ? 1.0 : 0.0, s.residual_norm});
+  std::vector<double> r = {s.converged() ? 1.0 : 0.0, s.residual_norm};
+  for (const theory::Quantity* q : figure_quantities()) r.push_back(q->value(s));
+  r.push_back(s.converged() ? s.nu : kNaN);
   return r;
 }
 
@@ -82,10 +85,11 @@ std::size_t count_failed(const std::vector<Solution>& sols) {
       std::count_if(sols.begin(), sols.end(), [](const Solution& s) { return !s.converged(); }));
 }
 
-// Theory along `name` (saddle point, warm-started sweep) as a table: x column(s), then theory.
+// Theory along `name` (saddle point, warm-started sweep) as table `stem` of figure `figure`: the
+// x column, then theory_columns(); its failed points are added to out.failed_theory_points.
 DataTable theory_table(const std::string& stem, const Params& base, const std::string& name,
-                       const std::vector<double>& xs, std::size_t& failed,
-                       std::vector<Solution>* keep = nullptr) {
+                       const std::vector<double>& xs, const Settings& s, int figure,
+                       FigureData& out) {
   const std::vector<Solution> sols = theory::sweep(base, name, xs);
   DataTable t;
   t.stem = stem;
@@ -98,10 +102,10 @@ DataTable theory_table(const std::string& stem, const Params& base, const std::s
     t.table.rows.push_back(std::move(row));
   }
   const std::size_t f = count_failed(sols);
-  failed += f;
+  out.failed_theory_points += f;
+  t.meta = table_meta(s, figure, base, "theory");
   t.meta["failed_theory_points"] = f;
   t.meta["theory"] = {{"method", "saddle"}, {"vary", name}, {"points", xs.size()}};
-  if (keep) *keep = sols;
   return t;
 }
 
@@ -234,25 +238,16 @@ DataTable sim_table(const std::string& stem, const Params& base, const std::stri
 // ---- figure 1: decomposition -----------------------------------------------------------------
 
 Params decomposition_params() {
-  Params p;
-  p.alpha = 2;
-  p.tau = 2.25;  // gamma 1.5
-  p.kappa = 1.5;
-  p.rho = 0.9;
-  p.sigma = 0.3;
-  p.lambda = 0;
-  p.alpha_test = -1;  // = alpha
-  return p;
+  // alpha_test -1: = alpha; tau 2.25: gamma 1.5.
+  return {.alpha = 2, .alpha_test = -1, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3,
+          .lambda = 0};
 }
 
 FigureData fig_decomposition(const Settings& s, const numerics::Progress& progress) {
   const Params base = decomposition_params();
   FigureData out;
   const auto xs = theory::logspace(0.1, 100, s.quick ? 25 : 81);
-  DataTable th = theory_table("decomposition", base, "alpha", xs, out.failed_theory_points);
-  th.meta.update(table_meta(s, 1, base, "theory"));
-  th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", xs.size()}};
-  out.tables.push_back(std::move(th));
+  out.tables.push_back(theory_table("decomposition", base, "alpha", xs, s, 1, out));
   report(progress, "decomposition theory", 1, 1);
 
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{60, 5};
@@ -271,19 +266,11 @@ FigureData fig_decomposition(const Settings& s, const numerics::Progress& progre
 // ---- figure 2: order parameters against kappa ------------------------------------------------
 
 FigureData fig_order_params(const Settings& s, const numerics::Progress& progress) {
-  Params base;
-  base.alpha = 2.3;
-  base.tau = 1.7;
-  base.rho = 0.2;
-  base.sigma = 0.003;
-  base.lambda = 3;
-  base.kappa = 1.0;
+  const Params base{.alpha = 2.3, .tau = 1.7, .kappa = 1.0, .rho = 0.2, .sigma = 0.003,
+                    .lambda = 3};
   FigureData out;
   const auto xs = theory::linspace(0.25, 2.0, s.quick ? 15 : 71);
-  DataTable th = theory_table("order_params", base, "kappa", xs, out.failed_theory_points);
-  th.meta.update(table_meta(s, 2, base, "theory"));
-  th.meta["theory"] = {{"method", "saddle"}, {"vary", "kappa"}, {"points", xs.size()}};
-  out.tables.push_back(std::move(th));
+  out.tables.push_back(theory_table("order_params", base, "kappa", xs, s, 2, out));
   report(progress, "order_params theory", 1, 1);
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{70, 10};
   const auto sx = theory::linspace(0.25, 2.0, s.quick ? 4 : 8);
@@ -296,27 +283,19 @@ FigureData fig_order_params(const Settings& s, const numerics::Progress& progres
 // ---- figure 3: errors against the test context -----------------------------------------------
 
 FigureData fig_test_context(const Settings& s, const numerics::Progress& progress) {
-  Params base;
-  base.alpha = 4;
-  base.tau = 1.2;
-  base.kappa = 3;
-  base.rho = 0.5;
-  base.sigma = 0.9;
-  base.lambda = 0.1;
-  base.sigma_test = 0;
-  base.alpha_test = 4;
+  const Params base{.alpha = 4, .alpha_test = 4, .tau = 1.2, .kappa = 3, .rho = 0.5, .sigma = 0.9,
+                    .sigma_test = 0, .lambda = 0.1};
   FigureData out;
   auto ratio_to_alpha_test = [&](std::vector<double> r) {
     for (double& v : r) v *= base.alpha;
     return r;
   };
   const auto ratios = theory::logspace(0.1, 4.0, s.quick ? 20 : 61);
-  DataTable th = theory_table("test_context", base, "alpha_test", ratio_to_alpha_test(ratios),
-                              out.failed_theory_points);
+  DataTable th =
+      theory_table("test_context", base, "alpha_test", ratio_to_alpha_test(ratios), s, 3, out);
   th.table.columns.insert(th.table.columns.begin(), "ratio");
-  for (std::size_t i = 0; i < th.table.rows.size(); ++i) th.table.rows[i].insert(th.table.rows[i].begin(), ratios[i]);
-  th.meta.update(table_meta(s, 3, base, "theory"));
-  th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha_test"}, {"points", ratios.size()}};
+  for (std::size_t i = 0; i < th.table.rows.size(); ++i)
+    th.table.rows[i].insert(th.table.rows[i].begin(), ratios[i]);
   out.tables.push_back(std::move(th));
   report(progress, "test_context theory", 1, 1);
 
@@ -334,8 +313,8 @@ FigureData fig_test_context(const Settings& s, const numerics::Progress& progres
     Params p = base;
     p.alpha_test = sr[k] * base.alpha;
     std::vector<double> row = {sr[k], p.alpha_test};
-    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.base_seed, t.stem), error_columns(),
-                                nullptr, errors);
+    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.base_seed, t.stem),
+                                error_columns(), nullptr, errors);
     row.insert(row.end(), r.begin(), r.end());
     t.table.rows.push_back(std::move(row));
     report(progress, "test_context simulation", k + 1, sr.size());
@@ -370,9 +349,7 @@ FigureData fig_implicit_reg(const Settings& s, const numerics::Progress& progres
     Params p = base;
     p.sigma = v.sigma;
     p.lambda = v.lambda;
-    DataTable th = theory_table(v.stem, p, "alpha", xs, out.failed_theory_points);
-    th.meta.update(table_meta(s, 4, p, "theory"));
-    th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", xs.size()}};
+    DataTable th = theory_table(v.stem, p, "alpha", xs, s, 4, out);
     const double k = std::min(p.rho, p.kappa), s2 = p.sigma * p.sigma;
     th.meta["asymptotes"] = {
         {"minus_z", "nu = (1 + sigma^2)/alpha (exact at lambda = 0)"},
@@ -400,8 +377,8 @@ FigureData fig_implicit_reg(const Settings& s, const numerics::Progress& progres
                                          : std::vector<double>{1, 4, 16, 64, 256, 1024};
   DataTable g;
   g.stem = "implicit_reg_gd";
-  g.table.columns = {"alpha", "init_scale", "is_ridge_solution", "ok", "loss", "tm", "idg", "odg",
-               "null_norm2", "null_dist2", "span_dist2"};
+  g.table.columns = {"alpha", "init_scale", "is_ridge_solution", "ok", "loss", "tm", "idg",
+                     "odg", "null_norm2", "null_dist2", "span_dist2"};
   nlohmann::json errors = nlohmann::json::array();
   for (std::size_t k = 0; k < ga.size(); ++k) {
     Params p = base;
@@ -414,11 +391,11 @@ FigureData fig_implicit_reg(const Settings& s, const numerics::Progress& progres
       go.steps = gd_steps;
       const verify::lowrank::GdDemoResult d = verify::lowrank::run(p, go);
       if (!d.converged()) throw std::runtime_error(d.message);
-      g.table.rows.push_back({ga[k], kNaN, 1, 1, d.cg_loss, d.cg_tm, d.cg_idg, d.cg_odg,
-                        d.cg_null_norm2, 0, 0});
+      g.table.rows.push_back(
+          {ga[k], kNaN, 1, 1, d.cg_loss, d.cg_tm, d.cg_idg, d.cg_odg, d.cg_null_norm2, 0, 0});
       for (const auto& r : d.runs)
         g.table.rows.push_back({ga[k], r.init_scale, 0, 1, r.loss, r.tm, r.idg, r.odg, r.null_norm2,
-                          r.null_dist2, r.span_dist2});
+                                r.null_dist2, r.span_dist2});
     } catch (const std::exception& ex) {
       errors.push_back(ex.what());
       g.table.rows.push_back({ga[k], kNaN, 1, 0, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});

@@ -11,6 +11,7 @@
 #include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/optimize.hpp"
+#include "theory/quantity.hpp"
 #include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -81,9 +82,9 @@ FigureData fig_optimal_ridge(const Settings& s, const numerics::Progress& progre
   t.table.columns = {"alpha"};
   const theory::Objective objectives[3] = {theory::Objective::Tm, theory::Objective::Idg,
                                            theory::Objective::Odg};
-  for (const char* p : {"tm", "idg", "odg"})
+  for (const theory::Objective o : objectives)
     for (const char* c : {"_converged", "_lambda_opt", "_min", "_ridgeless"})
-      t.table.columns.push_back(std::string(p) + c);
+      t.table.columns.push_back(theory::to_string(o) + std::string(c));
   std::size_t done = 0;
   for (double alpha : alphas) {
     Params p = base;
@@ -91,17 +92,11 @@ FigureData fig_optimal_ridge(const Settings& s, const numerics::Progress& progre
     // lambda = 0 is valid here (tau = 2.25 > 1): the ridgeless error to compare with.
     const Solution ridgeless = theory::solve(p);
     std::vector<double> row = {alpha};
-    for (int k = 0; k < 3; ++k) {
-      theory::OptimizeOptions o;
-      o.objective = objectives[k];
-      o.over = "lambda";
-      o.lo = 1e-5;
-      o.hi = 100.0;
+    for (const theory::Objective objective : objectives) {
+      const theory::OptimizeOptions o{.objective = objective, .over = "lambda", .lo = 1e-5,
+                                      .hi = 100.0};
       const theory::OptimizeResult r = theory::run(p, o);
-      const double e0 = !ridgeless.converged() ? kNaN
-                        : k == 0               ? ridgeless.error.tm
-                        : k == 1               ? ridgeless.error.idg
-                                               : ridgeless.error.odg;
+      const double e0 = theory::find_quantity(theory::to_string(o.objective)).value(ridgeless);
       row.insert(row.end(), {r.converged() ? 1.0 : 0.0, r.argmin, r.minimum, e0});
       out.failed_theory_points += !r.converged();
     }
@@ -149,7 +144,7 @@ FigureData fig_test_overlap(const Settings& s, const numerics::Progress& progres
     DataTable sim;
     sim.stem = "test_overlap_" + label + "_sim";
     sim.table.columns = {"test_overlap", "sim_shift", "sim_shift_sem", "sim_idg", "sim_idg_sem",
-                   "sim_odg", "sim_odg_sem"};
+                         "sim_odg", "sim_odg_sem"};
     verify::lowrank::SimOptions o = sim_base;
     o.base_seed = numerics::derive_seed(s.base_seed, sim.stem);
     nlohmann::json errors = nlohmann::json::array();
@@ -162,7 +157,7 @@ FigureData fig_test_overlap(const Settings& s, const numerics::Progress& progres
         sim.table.rows.push_back({c, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
       } else {
         sim.table.rows.push_back({c, r.shift->mean, r.shift->sem, r.error.idg.mean, r.error.idg.sem,
-                            r.error.odg.mean, r.error.odg.sem});
+                                  r.error.odg.mean, r.error.odg.sem});
       }
       report(progress, "test_overlap simulation", ++done, total);
     }
@@ -203,14 +198,15 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
     // The prediction at every D, its D -> infinity value at the same sizes, and the slope.
     DataTable th;
     th.stem = "finite_dim_" + label;
-    th.table.columns = {"dim", "inv_dim", "converged", "fd_tm", "fd_idg", "fd_odg",
-                  "limit_tm", "limit_idg", "limit_odg"};
+    th.table.columns = {"dim", "inv_dim", "converged", "fd_tm", "fd_idg", "fd_odg", "limit_tm",
+                        "limit_idg", "limit_odg"};
     for (int D : curve_dims) {
       theory::FiniteDimOptions fo;
       fo.dim = D;
       const auto r = theory::solve_finite_dim(base, fo);
-      th.table.rows.push_back({double(D), 1.0 / D, r.converged() ? 1.0 : 0.0, r.error.tm, r.error.idg,
-                         r.error.odg, r.limit.error.tm, r.limit.error.idg, r.limit.error.odg});
+      th.table.rows.push_back({double(D), 1.0 / D, r.converged() ? 1.0 : 0.0, r.error.tm,
+                               r.error.idg, r.error.odg, r.limit.error.tm, r.limit.error.idg,
+                               r.limit.error.odg});
       out.failed_theory_points += !r.converged();
     }
     th.meta = table_meta(s, 18, base, "theory");
@@ -223,7 +219,7 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
     DataTable sim;
     sim.stem = "finite_dim_" + label + "_sim";
     sim.table.columns = {"dim", "inv_dim", "sim_tm", "sim_tm_sem", "sim_idg", "sim_idg_sem",
-                   "sim_odg", "sim_odg_sem"};
+                         "sim_odg", "sim_odg_sem"};
     nlohmann::json errors = nlohmann::json::array();
     for (std::size_t k = 0; k < sim_dims.size(); ++k) {
       verify::lowrank::SimOptions o;
@@ -238,7 +234,8 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
         sim.table.rows.push_back({double(o.dim), 1.0 / o.dim, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
       } else {
         sim.table.rows.push_back({double(o.dim), 1.0 / o.dim, r.error.tm.mean, r.error.tm.sem,
-                            r.error.idg.mean, r.error.idg.sem, r.error.odg.mean, r.error.odg.sem});
+                                  r.error.idg.mean, r.error.idg.sem, r.error.odg.mean,
+                                  r.error.odg.sem});
       }
       report(progress, "finite_dim simulation", ++done, total);
     }

@@ -1,7 +1,7 @@
 // Data step of figure 13 (beyond the papers): where the IDG transition sits at finite context
 // length. For several kappa, the steepest point of IDG along rho (theory/boundary.hpp,
-// docs/theory.md §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda = 0, tau = 2.25),
-// where the transition is the kink at rho = kappa as alpha -> infinity.
+// docs/theory.md §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda = 0,
+// tau = 2.25), where the transition is the kink at rho = kappa as alpha -> infinity.
 #include <string>
 #include <vector>
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "numerics/seed.hpp"
@@ -46,6 +47,16 @@ nlohmann::json base_meta(const Settings& s, int figure, const std::string& what)
           {"mode", s.quick ? "quick" : "full"},
           {"what", what},
           {"base_seed", s.base_seed}};
+}
+
+// A table from the trained one-block model (trained_plain): base_meta, the model's configuration
+// and its training summary.
+nlohmann::json trained_meta(const Settings& s, int figure, const std::string& what,
+                            const P::TrainRunResult& t) {
+  nlohmann::json j = base_meta(s, figure, what);
+  j["model"] = plain(P::to_json(t.config));
+  j["training"] = training_meta(t.training);
+  return j;
 }
 
 std::uint64_t figure_seed(const Settings& s, const char* stem) {
@@ -92,7 +103,8 @@ const P::TrainRunResult& trained_plain(const Settings& s, const numerics::Progre
   o.model.spec = plain_spec(s);
   o.seed = s.base_seed;
   o.training = plain_train_options(s);
-  return cache.emplace(key, P::run_train(o, reporter(progress, "train one-block model"))).first->second;
+  P::TrainRunResult r = P::run_train(o, reporter(progress, "train one-block model"));
+  return cache.emplace(key, std::move(r)).first->second;
 }
 
 }  // namespace
@@ -104,17 +116,15 @@ FigureData fig_patch_loss(const Settings& s, const numerics::Progress& progress)
   DataTable tab;
   tab.stem = "patch_loss";
   tab.table.columns = {"step", "train_loss", "eval_loss", "eval_loss_patched", "rel_diff",
-                 "patch_max_rel"};
+                       "patch_max_rel"};
   for (const auto& r : t.training.log) {
     const double rel = std::abs(r.eval_loss_patched - r.eval_loss) /
                        std::max(std::abs(r.eval_loss), std::numeric_limits<double>::min());
-    tab.table.rows.push_back({double(r.step), r.train_loss, r.eval_loss, r.eval_loss_patched, rel,
-                        r.patch_max_rel});
+    tab.table.rows.push_back(
+        {double(r.step), r.train_loss, r.eval_loss, r.eval_loss_patched, rel, r.patch_max_rel});
   }
-  tab.meta = base_meta(s, 8, "training log: eval loss with context and of the patched model");
-  tab.meta["model"] = plain(P::to_json(t.config));
+  tab.meta = trained_meta(s, 8, "training log: eval loss with context and of the patched model", t);
   tab.meta["init_seed"] = numerics::derive_seed(s.base_seed, "weights");
-  tab.meta["training"] = training_meta(t.training);
   tab.meta["rel_diff"] =
       "|eval_loss_patched - eval_loss| / eval_loss on the fixed evaluation prompts; "
       "patch_max_rel = largest relative output difference over those prompts";
@@ -151,16 +161,17 @@ FigureData fig_patch_layers(const Settings& s, const numerics::Progress& progres
   const P::CheckResult r = P::run_check(o, reporter(progress, "patch_layers"));
   DataTable tab;
   tab.stem = "patch_layers";
-  tab.table.columns = {"layer",           "f64_max_rel",   "f32_max_rel",   "first_only_max_rel",
-                 "weight_only_max_rel", "f64_max_abs", "f32_max_abs", "first_only_max_abs",
-                 "weight_only_max_abs"};
+  tab.table.columns = {"layer", "f64_max_rel", "f32_max_rel", "first_only_max_rel",
+                       "weight_only_max_rel", "f64_max_abs", "f32_max_abs",
+                       "first_only_max_abs", "weight_only_max_abs"};
   for (std::size_t l = 0; l < r.per_layer_max.size(); ++l) {
     const auto& f64 = r.per_layer_max[l];
     const auto& f32 = r.per_layer_float32_max[l];
     const auto& first = r.per_layer_first_only_max[l];
     const auto& weight = r.per_layer_weight_only_max[l];
-    tab.table.rows.push_back({double(l + 1), f64.max_rel, f32.max_rel, first.max_rel, weight.max_rel,
-                        f64.max_abs, f32.max_abs, first.max_abs, weight.max_abs});
+    tab.table.rows.push_back({double(l + 1), f64.max_rel, f32.max_rel, first.max_rel,
+                              weight.max_rel, f64.max_abs, f32.max_abs, first.max_abs,
+                              weight.max_abs});
   }
   tab.meta = base_meta(s, 9, "relative difference of the representation after each block, "
                              "full context vs patched query-only (max over prompts)");
@@ -219,13 +230,14 @@ FigureData fig_patch_steps(const Settings& s, const numerics::Progress& progress
   }
   DataTable tab;
   tab.stem = "patch_steps";
-  tab.table.columns = {"i",         "attention", "attention_sem", "attention_fit",
-                 "rnn",       "rnn_sem",   "rnn_fit"};
+  tab.table.columns = {"i", "attention", "attention_sem", "attention_fit", "rnn", "rnn_sem",
+                       "rnn_fit"};
   for (int i = 1; i <= o.context; ++i) {
     const auto u = std::size_t(i - 1);
     const auto& a = r.attention.initial.steps[u];
     const auto& n = r.rnn.initial.steps[u];
-    tab.table.rows.push_back({double(i), a.mean, a.sem, fitline[0][u], n.mean, n.sem, fitline[1][u]});
+    tab.table.rows.push_back(
+        {double(i), a.mean, a.sem, fitline[0][u], n.mean, n.sem, fitline[1][u]});
   }
   tab.meta = base_meta(s, 10, "||dW_i - dW_{i-1}||_F against token index i (mean and s.e. over "
                               "prompts), random weights");
@@ -256,9 +268,8 @@ FigureData fig_patch_align(const Settings& s, const numerics::Progress& progress
   DataTable tab;
   tab.stem = "patch_align";
   tab.table = {table.columns, table.rows};
-  tab.meta = base_meta(s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)");
-  tab.meta["model"] = plain(P::to_json(t.config));
-  tab.meta["training"] = training_meta(t.training);
+  tab.meta = trained_meta(
+      s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)", t);
   tab.meta["align"] = {{"sgd_lr", o.lr}, {"prompts", o.prompts}, {"context", o.context},
                        {"seed", o.seed}, {"steps", o.steps}};
   nlohmann::json protocols = nlohmann::json::array();
@@ -307,10 +318,10 @@ FigureData fig_thought_patch(const Settings& s, const numerics::Progress& progre
     }
     tab.table.rows.push_back(std::move(row));
   }
-  tab.meta = base_meta(s, 12, "thought patch: MSE between the patched query-only output and the "
-                              "full-context output, mean and s.e. over contexts");
-  tab.meta["model"] = plain(P::to_json(t.config));
-  tab.meta["training"] = training_meta(t.training);
+  tab.meta = trained_meta(s, 12,
+                          "thought patch: MSE between the patched query-only output and the "
+                          "full-context output, mean and s.e. over contexts",
+                          t);
   tab.meta["thought"] = {{"m_values", o.m_values}, {"heldout", o.heldout},
                          {"ridge", o.ridge},       {"contexts", o.prompts},
                          {"context", o.context},   {"seed", o.seed},
@@ -361,8 +372,8 @@ FigureData fig_patch_blocks(const Settings& s, const numerics::Progress& progres
     const bool own_control = r.weight_only.given_model;  // plain blocks: on the control model
     for (std::size_t l = 0; l < r.per_layer_max.size(); ++l)
       tab.table.rows.push_back({double(k), double(l + 1), r.per_layer_max[l].max_rel,
-                          r.per_layer_float32_max[l].max_rel,
-                          own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
+                                r.per_layer_float32_max[l].max_rel,
+                                own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
     const auto& c = r.config;
     names.push_back(P::to_string(P::block_kind(c)) + (c.layernorm ? " " + P::to_string(c.norm) : "") +
                     " " + P::mlp_name(c));

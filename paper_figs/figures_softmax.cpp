@@ -145,7 +145,7 @@ FigureData fig_softmax(const Settings& s, const numerics::Progress& progress) {
       const bool c = sols[i].converged();
       failed += !c;
       th.table.rows.push_back({fine[i], c ? 1.0 : 0.0, c ? sols[i].error.tm : kNaN,
-                         c ? sols[i].error.idg : kNaN, c ? sols[i].error.odg : kNaN});
+                               c ? sols[i].error.idg : kNaN, c ? sols[i].error.odg : kNaN});
     }
     out.failed_theory_points += failed;
     th.meta = common;

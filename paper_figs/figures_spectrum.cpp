@@ -34,7 +34,7 @@ FigureData fig_spectrum(const Settings& s, const numerics::Progress& progress) {
   dens.table.columns = {"case", "rho", "kappa", "x", "density"};
   atoms.stem = "spectrum_atoms";
   atoms.table.columns = {"case", "rho", "kappa", "position", "mass_theory", "mass_empirical",
-                   "mass_in_span_theory", "support_lo", "support_hi"};
+                         "mass_in_span_theory", "support_lo", "support_hi"};
   nlohmann::json cases_meta = nlohmann::json::array();
   std::size_t step = 0;
   const std::size_t total = std::size(cases) * static_cast<std::size_t>(seeds);
@@ -46,7 +46,8 @@ FigureData fig_spectrum(const Settings& s, const numerics::Progress& progress) {
     std::size_t zeros = 0, all = 0;
     for (int k = 0; k < seeds; ++k) {
       verify::lowrank::Rng rng(
-          numerics::derive_seed(numerics::derive_seed(s.base_seed, "spectrum", c), std::uint64_t(k)));
+          numerics::derive_seed(numerics::derive_seed(s.base_seed, "spectrum", c),
+                                std::uint64_t(k)));
       const verify::lowrank::Dataset d =
           verify::lowrank::generate(p, dim, rng, verify::lowrank::Assignment::Random, verify::lowrank::Sampler::Factorized);
       const Eigen::MatrixXd S = d.S();
@@ -76,8 +77,10 @@ FigureData fig_spectrum(const Settings& s, const numerics::Progress& progress) {
     for (const auto& a : mp.atoms())
       if (a.position == 0.0) in_span_atom += a.mass;
     const double zero_mass = (1.0 - p.rho) + p.rho * in_span_atom;
-    atoms.table.rows.push_back({double(c), p.rho, p.kappa, 0.0, zero_mass,
-                          all ? double(zeros) / double(all) : std::numeric_limits<double>::quiet_NaN(), in_span_atom, lo, hi});
+    atoms.table.rows.push_back(
+        {double(c), p.rho, p.kappa, 0.0, zero_mass,
+         all ? double(zeros) / double(all) : std::numeric_limits<double>::quiet_NaN(), in_span_atom,
+         lo, hi});
     cases_meta.push_back({{"rho", p.rho}, {"kappa", p.kappa}, {"ratio_c", ratio},
                           {"regime", theory::to_string(theory::regime(p))},
                           {"mp", {{"ratio", ratio}, {"scale", 1.0 / p.rho}}},

@@ -1,5 +1,5 @@
-// Phase boundaries in any plane (theory/boundary.hpp, docs/theory.md §19), each criterion checked by
-// an independent route: the level crossing and the steepest point against dense grids of
+// Phase boundaries in any plane (theory/boundary.hpp, docs/theory.md §19), each criterion checked
+// by an independent route: the level crossing and the steepest point against dense grids of
 // independent solves, the steepest IDG point along rho against the D -> infinity transition
 // rho = kappa (§10.2), and the argmin against theory/optimize.hpp.
 #include <doctest/doctest.h>
@@ -63,12 +63,7 @@ double steepest_on_grid(const Grid& g) {
 // The D -> infinity point of docs/theory.md §10.2: alpha -> infinity, lambda = 0, tau > 1,
 // sigma = 0, where IDG has a kink at rho = kappa.
 Params transition_point(double kappa) {
-  Params p;
-  p.kappa = kappa;
-  p.sigma = 0;
-  p.lambda = 0;
-  p.tau = 2.25;
-  return p;
+  return {.tau = 2.25, .kappa = kappa, .sigma = 0, .lambda = 0};
 }
 
 }  // namespace
@@ -225,7 +220,11 @@ TEST_CASE("boundary: the result does not depend on the number of threads") {
 }
 
 TEST_CASE("boundary: validate() names the field") {
-  const auto field_of = [](BoundaryOptions o) {
+  // The field named when the valid options `ok` are changed by `change`.
+  const auto field_of = [](void (*change)(BoundaryOptions&)) {
+    BoundaryOptions o;
+    o.ys = {2.0};
+    change(o);
     try {
       run(Params{}, o);
     } catch (const icl::InvalidParams& e) {
@@ -233,45 +232,20 @@ TEST_CASE("boundary: validate() names the field") {
     }
     return std::string("none");
   };
-  BoundaryOptions ok;
-  ok.ys = {2.0};
-  BoundaryOptions o = ok;
-  o.quantity = "foo";
-  CHECK(field_of(o) == "quantity");
-  o = ok;
-  o.criterion = Criterion::Level;  // level NaN
-  CHECK(field_of(o) == "level");
-  o = ok;
-  o.level = 0.5;  // a level without the level criterion
-  CHECK(field_of(o) == "level");
-  o = ok;
-  o.threads = 257;
-  CHECK(field_of(o) == "threads");
-  o = ok;
-  o.x = "beta";
-  CHECK(field_of(o) == "x");
-  o = ok;
-  o.y = "rho";  // == x
-  CHECK(field_of(o) == "y");
-  o = ok;
-  o.lo = 0.5;
-  CHECK(field_of(o) == "hi");
-  o = ok;
-  o.lo = 0.5;
-  o.hi = 2;  // rho <= 1
-  CHECK(field_of(o) == "hi");
-  o = ok;
-  o.ys = {};
-  CHECK(field_of(o) == "ys");
-  o = ok;
-  o.scan_points = 4;
-  CHECK(field_of(o) == "scan_points");
-  o = ok;
-  o.derivative_step = 0;
-  CHECK(field_of(o) == "derivative_step");
-  o = ok;
-  o.ys = {-1.0};  // alpha = -1 is not a valid point
-  CHECK(field_of(o) == "alpha");
+  using O = BoundaryOptions;
+  CHECK(field_of([](O& o) { o.quantity = "foo"; }) == "quantity");
+  CHECK(field_of([](O& o) { o.criterion = Criterion::Level; }) == "level");  // level NaN
+  CHECK(field_of([](O& o) { o.level = 0.5; }) == "level");  // without the level criterion
+  CHECK(field_of([](O& o) { o.threads = 257; }) == "threads");
+  CHECK(field_of([](O& o) { o.x = "beta"; }) == "x");
+  CHECK(field_of([](O& o) { o.y = "rho"; }) == "y");  // == x
+  CHECK(field_of([](O& o) { o.lo = 0.5; }) == "hi");
+  CHECK(field_of([](O& o) { o.lo = 0.5, o.hi = 2; }) == "hi");  // rho <= 1
+  CHECK(field_of([](O& o) { o.ys = {}; }) == "ys");
+  CHECK(field_of([](O& o) { o.scan_points = 4; }) == "scan_points");
+  CHECK(field_of([](O& o) { o.derivative_step = 0; }) == "derivative_step");
+  CHECK(field_of([](O& o) { o.ys = {-1.0}; }) == "alpha");  // alpha = -1 is not a valid point
+  CHECK(field_of([](O&) {}) == "none");
   CHECK_THROWS_AS(criterion_from_string("steep"), icl::InvalidParams);
 }
 

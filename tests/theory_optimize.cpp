@@ -93,12 +93,7 @@ TEST_CASE("a minimum on the boundary is the end of the range itself, still conve
 TEST_CASE("two interior minima: both basins refined, the lower one wins, the message says so") {
   // TM over the task count kappa at this point has local minima near kappa = 0.22 and 11.1
   // (found by a random search of parameter points; the brute force confirms both).
-  Params p;
-  p.alpha = 19.4;
-  p.tau = 1.28;
-  p.rho = 0.87;
-  p.sigma = 0.25;
-  p.lambda = 0.01;
+  const Params p{.alpha = 19.4, .tau = 1.28, .rho = 0.87, .sigma = 0.25, .lambda = 0.01};
   OptimizeOptions o{.objective = Objective::Tm, .over = "kappa", .lo = 0.05, .hi = 50};
   check_against_brute_force(p, o, true);
   const OptimizeResult r = run(p, o);
@@ -129,6 +124,7 @@ TEST_CASE("a linear range (lo = 0) and the JSON layout") {
                                          "range", "scale", "params"});
   CHECK(j["params"]["lambda"].get<double>() == r.argmin);
   CHECK(j["scale"] == "linear");
+  CHECK(to_text(r).rfind("minimum idg = ", 0) == 0);
 }
 
 TEST_CASE("Brent stopped by its iteration limit is NotConverged with NaN argmin and minimum") {
@@ -139,6 +135,8 @@ TEST_CASE("Brent stopped by its iteration limit is NotConverged with NaN argmin 
   CHECK(std::isnan(r.argmin));
   CHECK(std::isnan(r.minimum));
   CHECK(r.message.find("bracket") != std::string::npos);
+  CHECK(to_text(r) == "no minimum (not_converged): " + r.message + " (" +
+                          std::to_string(r.evaluations) + " solves)\n");
 }
 
 TEST_CASE("validate() names the field") {

@@ -9,6 +9,7 @@
 #include <boost/math/tools/minima.hpp>
 #include <boost/math/tools/toms748_solve.hpp>
 
+#include "numerics/enum_names.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "numerics/parallel.hpp"
@@ -24,6 +25,9 @@ using numerics::Status;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string fmt(double v) { return numerics::format_significant(v); }
+
+constexpr std::pair<Criterion, const char*> kCriterionNames[] = {
+    {Criterion::Level, "level"}, {Criterion::Steepest, "steepest"}, {Criterion::Argmin, "argmin"}};
 
 // The search coordinate t: ln x on a log scale, x on a linear one (docs/theory.md §19.1).
 struct Axis {
@@ -254,14 +258,9 @@ class YSolver {
   }
 
   void argmin(BoundaryPoint& pt) {
-    OptimizeOptions oo;
-    oo.over = o_.x;
-    oo.lo = axis_.lo;
-    oo.hi = axis_.hi;
-    oo.scan_points = o_.scan_points;
-    oo.bits = o_.bits;
-    oo.max_iterations = o_.max_iterations;
-    oo.solve = o_.solve;
+    const OptimizeOptions oo{.over = o_.x, .lo = axis_.lo, .hi = axis_.hi,
+                             .scan_points = o_.scan_points, .bits = o_.bits,
+                             .max_iterations = o_.max_iterations, .solve = o_.solve};
     const std::string& q = o_.quantity;
     const OptimizeResult r = theory::run(at_y_, oo, quantity_);
     pt.evaluations = r.evaluations;
@@ -298,20 +297,9 @@ class YSolver {
 
 }  // namespace
 
-const char* to_string(Criterion c) {
-  switch (c) {
-    case Criterion::Level: return "level";
-    case Criterion::Steepest: return "steepest";
-    case Criterion::Argmin: return "argmin";
-  }
-  return "?";
-}
-
+const char* to_string(Criterion c) { return numerics::name_of(c, kCriterionNames); }
 Criterion criterion_from_string(const std::string& s) {
-  if (s == "level") return Criterion::Level;
-  if (s == "steepest") return Criterion::Steepest;
-  if (s == "argmin") return Criterion::Argmin;
-  throw InvalidParams("criterion", "must be level, steepest or argmin (got '" + s + "')");
+  return numerics::value_of(s, kCriterionNames, "criterion");
 }
 
 void BoundaryOptions::validate() const {
@@ -328,17 +316,9 @@ void BoundaryOptions::validate() const {
   // gamma with tau would overwrite each other (Params::set).
   if ((x == "gamma" && y == "tau") || (x == "tau" && y == "gamma"))
     throw InvalidParams("y", "tau and gamma = tau/kappa cannot be x and y together");
-  const bool lo_nan = std::isnan(lo), hi_nan = std::isnan(hi);
-  if (lo_nan != hi_nan) throw InvalidParams(lo_nan ? "lo" : "hi", "set both ends of the range or neither");
-  if (!lo_nan) validate_range(x, lo, hi, "lo", "hi");
+  validate_search(x, lo, hi, scan_points, bits, max_iterations);
   if (ys.empty() || ys.size() > 100000)
     throw InvalidParams("ys", "needs 1 to 100000 values (got " + std::to_string(ys.size()) + ")");
-  if (scan_points < 5 || scan_points > 100000)
-    throw InvalidParams("scan_points", "must be in [5, 100000] (got " + std::to_string(scan_points) + ")");
-  if (bits < 4 || bits > 52)
-    throw InvalidParams("bits", "must be in [4, 52] (got " + std::to_string(bits) + ")");
-  if (max_iterations < 1 || max_iterations > 100000)
-    throw InvalidParams("max_iterations", "must be in [1, 100000] (got " + std::to_string(max_iterations) + ")");
   if (!(derivative_step > 0 && derivative_step <= 0.1))
     throw InvalidParams("derivative_step", "must be in (0, 0.1] (got " + fmt(derivative_step) + ")");
   if (threads < 0 || threads > 256)
@@ -351,8 +331,7 @@ BoundaryResult run(const Params& base, const BoundaryOptions& options,
   BoundaryResult r;
   r.options = options;
   r.params = base;
-  std::tie(r.lo, r.hi) = std::isnan(options.lo) ? default_range(options.x, "x")
-                                                : std::make_pair(options.lo, options.hi);
+  std::tie(r.lo, r.hi) = search_range(options.x, options.lo, options.hi, "x");
   r.log_scale = r.lo > 0;
   const Axis axis{options.x, r.lo, r.hi, r.log_scale};
   for (double y : options.ys) {

@@ -52,6 +52,27 @@ void validate_range(const std::string& name, double lo, double hi, const std::st
     throw InvalidParams(hi_field, name + " must be <= " + fmt(d.upper) + " (got " + fmt(hi) + ")");
 }
 
+void validate_search(const std::string& name, double lo, double hi, int scan_points, int bits,
+                     int max_iterations) {
+  const bool lo_nan = std::isnan(lo), hi_nan = std::isnan(hi);
+  if (lo_nan != hi_nan)
+    throw InvalidParams(lo_nan ? "lo" : "hi", "set both ends of the range or neither");
+  if (!lo_nan) validate_range(name, lo, hi, "lo", "hi");
+  const auto in = [](const char* field, int v, int a, int b) {
+    if (v < a || v > b)
+      throw InvalidParams(field, "must be in [" + std::to_string(a) + ", " + std::to_string(b) +
+                                     "] (got " + std::to_string(v) + ")");
+  };
+  in("scan_points", scan_points, 5, 100000);
+  in("bits", bits, 4, 52);
+  in("max_iterations", max_iterations, 1, 100000);
+}
+
+std::pair<double, double> search_range(const std::string& name, double lo, double hi,
+                                       const std::string& field) {
+  return std::isnan(lo) ? default_range(name, field) : std::make_pair(lo, hi);
+}
+
 Params with_param(const Params& base, const std::string& name, double v) {
   if (name == "rho" && !base.task_spectrum.empty())
     throw InvalidParams("rho", "cannot vary with a task spectrum: the spectrum is the whole task "

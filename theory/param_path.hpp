@@ -34,6 +34,16 @@ std::pair<double, double> default_range(const std::string& name, const std::stri
 void validate_range(const std::string& name, double lo, double hi, const std::string& lo_field,
                     const std::string& hi_field);
 
+// The options a search along `name` shares (theory/optimize.hpp, theory/boundary.hpp,
+// docs/theory.md §18.1, §19.1): the range [lo, hi] (both NaN for default_range(name), else
+// validate_range), scan_points in [5, 100000], bits in [4, 52], max_iterations in [1, 100000];
+// throws InvalidParams naming "lo", "hi", "scan_points", "bits" or "max_iterations".
+void validate_search(const std::string& name, double lo, double hi, int scan_points, int bits,
+                     int max_iterations);
+// The range a search uses: [lo, hi], or default_range(name, field) when both are NaN.
+std::pair<double, double> search_range(const std::string& name, double lo, double hi,
+                                       const std::string& field);
+
 // base with `name` set to v (Params::set: gamma sets tau, kappa keeps tau): a point of a
 // sweep, grid, scan or boundary. Varying rho under a task_spectrum throws InvalidParams("rho"):
 // the spectrum, fixed when it was built, is the whole task covariance and rho would change

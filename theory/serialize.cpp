@@ -347,7 +347,8 @@ nlohmann::ordered_json to_json(const BoundaryResult& r) {
   for (const auto& p : r.points) {
     nlohmann::ordered_json q;
     q[o.y] = p.y;
-    // NaN -> null in dump(); kept NaN in the value (Python gets float('nan')) like to_json(Solution).
+    // NaN -> null in dump(); kept NaN in the value (Python gets float('nan')), as in
+    // to_json(Solution).
     q[o.x] = p.converged() ? nlohmann::ordered_json(p.x) : nlohmann::ordered_json(nullptr);
     q["value"] = p.value;
     if (o.criterion == Criterion::Steepest) q["slope"] = p.slope;
