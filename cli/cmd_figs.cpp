@@ -236,7 +236,8 @@ void run_figs(const FigsOptions& opt) {
     return;
   }
   if (opt.names.empty())
-    throw ExitError(kExitBadInput, "figs: name figures (e.g. decomposition or 1), 'all', or --list");
+    throw ExitError(kExitBadInput,
+                    "figs: name figures (e.g. decomposition or 1), 'all', or --list");
   if (opt.no_plot && opt.plot_only)
     throw ExitError(kExitBadInput, "figs: --no-plot and --plot-only exclude each other");
   const std::vector<const pf::Figure*> todo = select_figures(opt.names);
