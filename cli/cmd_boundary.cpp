@@ -1,10 +1,9 @@
 // icl boundary: for each value of one parameter (--y), the value of another (--x) where a
-// criterion on one quantity of the theory holds (theory::boundary, docs/theory.md §19): a level
+// criterion on one quantity of the theory holds (theory/boundary.hpp, docs/theory.md §19): a level
 // crossing, the steepest point, or the minimizer. TSV (one header row, JSON sidecar with --out),
 // or with --json the layout of theory::to_json(BoundaryResult). A y with no such point in range
 // is a row with nan x and converged = 0 (the reason in the JSON message); exit 3 when a solve or
 // refinement failed at some y (after writing the output).
-#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -13,11 +12,13 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "theory/boundary.hpp"
+#include "theory/serialize.hpp"
 
 namespace icl::cli {
 namespace {
 
-// ERR=VALUE of --level.
+// ERR=VALUE of --level: the syntax only (a non-finite VALUE is refused by
+// BoundaryOptions::validate, naming "level").
 std::pair<std::string, double> parse_level(const std::string& text) {
   const auto eq = text.find('=');
   const auto bad = [&] {
@@ -27,21 +28,27 @@ std::pair<std::string, double> parse_level(const std::string& text) {
   char* end = nullptr;
   const std::string v = text.substr(eq + 1);
   const double value = std::strtod(v.c_str(), &end);
-  if (end != v.c_str() + v.size() || !std::isfinite(value)) throw bad();
+  if (end != v.c_str() + v.size()) throw bad();
   return {text.substr(0, eq), value};
 }
 
 }  // namespace
 
 void register_boundary(CLI::App& app) {
+  // The defaults are the library's (theory::BoundaryOptions); the checks are its validate().
+  const theory::BoundaryOptions def{};
   struct Options {
     ParamFlags flags;
-    std::string x, y, level, steepest, argmin, method = "saddle", out;
+    std::string x, y, level, steepest, argmin, method, out;
     bool log_y = false, json = false, quiet = false;
-    int scan_points = 41, threads = 0;
-    double derivative_step = 1e-3;
+    int scan_points = 0, threads = 0;
+    double derivative_step = 0;
   };
   auto opt = std::make_shared<Options>();
+  opt->method = theory::to_string(def.solve.method);
+  opt->scan_points = def.scan_points;
+  opt->threads = def.threads;
+  opt->derivative_step = def.derivative_step;
   auto* cmd = app.add_subcommand(
       "boundary", "Per value of --y, the --x where a level is crossed, the slope is steepest, or "
                   "the minimum sits (scan + TOMS 748 / Brent)");
@@ -60,14 +67,15 @@ void register_boundary(CLI::App& app) {
   auto* argmin = cmd->add_option("--argmin", opt->argmin, "ERR: where ERR is smallest");
   level->excludes(steepest)->excludes(argmin);
   steepest->excludes(argmin);
-  cmd->add_option("--scan-points", opt->scan_points, "points of the coarse scan along x per y")
-      ->check(int_range(5, 100000))->capture_default_str();
+  cmd->add_option("--scan-points", opt->scan_points,
+                  "points of the coarse scan along x per y, 5..100000")
+      ->capture_default_str();
   cmd->add_option("--derivative-step", opt->derivative_step,
                   "--steepest: step h of the central difference, in ln x (linear range: a fraction "
-                  "of STOP - START)")
-      ->check(real_range(0, 0.1, true, false))->capture_default_str();
+                  "of STOP - START), in (0, 0.1]")
+      ->capture_default_str();
   cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
-      ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
+      ->capture_default_str();
   add_threads_flag(*cmd, opt->threads, /*zero_means_all_cores=*/true);
   add_json_flag(*cmd, opt->json);
   add_out_flag(*cmd, opt->out, "the TSV table (+ JSON sidecar FILE.json), or with --json the JSON");
@@ -98,20 +106,18 @@ void register_boundary(CLI::App& app) {
     o.derivative_step = opt->derivative_step;
     o.threads = opt->threads;
     o.solve.method = theory::method_from_string(opt->method);
+    numerics::Progress report;
     if (!opt->quiet)
-      o.progress = [](std::size_t d, std::size_t n, const std::string&) { progress("boundary", d, n); };
+      report = [](std::size_t d, std::size_t n, const std::string&) { progress("boundary", d, n); };
     const theory::Params p = opt->flags.resolve();
-    const theory::BoundaryResult r = theory::boundary(p, o);
+    const theory::BoundaryResult r = theory::run(p, o, report);
     if (opt->json) {
       emit_json(theory::to_json(r), opt->out);
     } else {
-      Table t;
-      t.columns = theory::boundary_columns(r);
-      t.rows = theory::boundary_rows(r);
       // The JSON layout, messages included: criterion, range, one message per point, params.
       nlohmann::json meta = nlohmann::json::parse(theory::to_json(r).dump());
-      meta["method"] = opt->method;
-      emit_tsv(t, opt->out, meta);
+      meta["method"] = theory::to_string(r.options.solve.method);
+      emit_tsv(theory::to_table(r), opt->out, meta);
     }
     if (r.status == numerics::Status::NotConverged)
       throw ExitError(kExitNotConverged, "boundary: " + r.message);

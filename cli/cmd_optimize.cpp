@@ -1,29 +1,30 @@
 // icl optimize: the value of one parameter in a range that minimizes TM, IDG or ODG
-// (theory::optimize, docs/theory.md §18). One line of text, or with --json the layout of
+// (theory/optimize.hpp, docs/theory.md §18). One line of text, or with --json the layout of
 // theory::to_json(OptimizeResult). Exit 3 when the minimization did not converge.
-#include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "theory/optimize.hpp"
+#include "theory/serialize.hpp"
 
 namespace icl::cli {
 
 void register_optimize(CLI::App& app) {
+  // The defaults are the library's (theory::OptimizeOptions); the checks are its validate().
+  const theory::OptimizeOptions def{};
   struct Options {
     ParamFlags flags;
-    std::string minimize = "idg";
-    std::string over;
-    std::string range;
-    std::string method = "saddle";
-    int scan_points = 41;
+    std::string minimize, over, range, method;
+    int scan_points = 0;
     bool json = false;
     std::string out;
   };
   auto opt = std::make_shared<Options>();
+  opt->minimize = theory::to_string(def.objective);
+  opt->method = theory::to_string(def.solve.method);
+  opt->scan_points = def.scan_points;
   auto* cmd = app.add_subcommand(
       "optimize", "The value of one parameter that minimizes TM, IDG or ODG (scan + Brent)");
   opt->flags.add_to(*cmd);
@@ -38,10 +39,10 @@ void register_optimize(CLI::App& app) {
   cmd->add_option("--range", opt->range,
                   "A:B, the range searched (log scale when A > 0); default per parameter "
                   "(lambda 1e-4:10, rho 0.01:1, sigma 0:2, test_overlap 0:1, others 0.1:20)");
-  cmd->add_option("--scan-points", opt->scan_points, "points of the coarse scan")
-      ->check(int_range(5, 100000))->capture_default_str();
+  cmd->add_option("--scan-points", opt->scan_points, "points of the coarse scan, 5..100000")
+      ->capture_default_str();
   cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
-      ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
+      ->capture_default_str();
   add_json_flag(*cmd, opt->json);
   add_out_flag(*cmd, opt->out, "the JSON");
   cmd->callback([opt] {
@@ -54,16 +55,11 @@ void register_optimize(CLI::App& app) {
     o.scan_points = opt->scan_points;
     o.solve.method = theory::method_from_string(opt->method);
     const theory::Params p = opt->flags.resolve();
-    const theory::OptimizeResult r = theory::optimize(p, o);
+    const theory::OptimizeResult r = theory::run(p, o);
     if (!r.converged())
       throw ExitError(kExitNotConverged, "optimize did not converge: " + r.message);
-    if (opt->json || !opt->out.empty()) {
-      emit_json(theory::to_json(r), opt->out);
-      return;
-    }
-    std::cout << "minimum " << theory::to_string(r.objective) << " = " << format_number(r.minimum)
-              << " at " << r.over << " = " << format_number(r.argmin) << " (" << r.message
-              << "; " << r.evaluations << " solves)\n";
+    if (opt->json || !opt->out.empty()) emit_json(theory::to_json(r), opt->out);
+    else std::cout << theory::to_text(r);
   });
 }
 

@@ -53,8 +53,14 @@ def read(directory, stem):
 
 
 def meta(directory, stem):
+    """The JSON sidecar DIR/<stem>.tsv.json."""
     with open(os.path.join(directory, stem + ".tsv.json")) as f:
         return json.load(f)
+
+
+def load(directory, stem):
+    """The table DIR/<stem>.tsv and its sidecar: (read(...), meta(...))."""
+    return read(directory, stem), meta(directory, stem)
 
 
 def params_text(p, keys=("alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma",

@@ -17,6 +17,7 @@
 #include "paper_figs/figures_extra.hpp"
 #include "theory/serialize.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/quantity.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
 #include "verify/lowrank/gd_demo.hpp"
@@ -37,42 +38,45 @@ nlohmann::json table_meta(const Settings& s, int figure, const Params& base,
           {"mode", s.quick ? "quick" : "full"},
           {"what", what},
           {"params", theory::to_json(base)},
-          {"base_seed", s.seed}};
+          {"base_seed", s.base_seed}};
 }
 
-void report(const Settings& s, const std::string& what, std::size_t done, std::size_t total) {
-  if (s.progress) s.progress(done, total, what);
+void report(const numerics::Progress& progress, const std::string& what, std::size_t done,
+            std::size_t total) {
+  if (progress) progress(done, total, what);
 }
 
 namespace {
 
 // ---- theory rows -----------------------------------------------------------------------------
 
+// The theory columns of the figure tables: converged, residual, these quantities of the Solution
+// (theory/quantity.hpp), then nu.
+const std::vector<const theory::Quantity*>& figure_quantities() {
+  static const std::vector<const theory::Quantity*> q = [] {
+    std::vector<const theory::Quantity*> v;
+    for (const char* name : {"tm", "idg", "odg", "tm_algo", "tm_mem", "tm_struct", "idg_algo",
+                             "idg_mem", "idg_struct", "odg_algo", "odg_mem", "odg_struct", "m",
+                             "q", "mbar", "qbar", "m0", "q0", "chi", "chibar", "qhat", "qbarhat",
+                             "z", "e"})
+      v.push_back(&theory::find_quantity(name));
+    return v;
+  }();
+  return q;
+}
+
 std::vector<std::string> theory_columns() {
-  std::vector<std::string> c = {"converged", "residual", "tm", "idg", "odg"};
-  for (const char* p : kProtocols)
-    for (const char* part : {"algo", "mem", "struct"}) c.push_back(std::string(p) + "_" + part);
-  for (const char* o : {"m", "q", "mbar", "qbar", "m0", "q0", "chi", "chibar", "qhat", "qbarhat",
-                        "z", "e", "nu"})
-    c.push_back(o);
+  std::vector<std::string> c = {"converged", "residual"};
+  for (const theory::Quantity* q : figure_quantities()) c.push_back(q->name);
+  c.push_back("nu");
   return c;
 }
 
 // A failed point keeps its row: nan values, converged = 0, its residual.
 std::vector<double> theory_row(const Solution& s) {
-  const auto& o = s.order;
-  const auto& d = s.decomposition;
-  std::vector<double> r = {s.error.tm, s.error.idg, s.error.odg};
-  for (const auto* c : {&d.tm, &d.idg, &d.odg}) {
-    r.push_back(c->algo);
-    r.push_back(c->mem);
-    r.push_back(c->structural);
-  }
-  for (double v : {o.m, o.q, o.mbar, o.qbar, o.m0, o.q0, o.chi, o.chibar, o.qhat, o.qbarhat, s.z,
-                   s.e, s.nu})
-    r.push_back(v);
-  if (!s.converged()) std::fill(r.begin(), r.end(), kNaN);
-  r.insert(r.begin(), {s.converged() ? 1.0 : 0.0, s.residual_norm});
+  std::vector<double> r = {s.converged() ? 1.0 : 0.0, s.residual_norm};
+  for (const theory::Quantity* q : figure_quantities()) r.push_back(q->value(s));
+  r.push_back(s.converged() ? s.nu : kNaN);
   return r;
 }
 
@@ -81,26 +85,27 @@ std::size_t count_failed(const std::vector<Solution>& sols) {
       std::count_if(sols.begin(), sols.end(), [](const Solution& s) { return !s.converged(); }));
 }
 
-// Theory along `name` (saddle point, warm-started sweep) as a table: x column(s), then theory.
+// Theory along `name` (saddle point, warm-started sweep) as table `stem` of figure `figure`: the
+// x column, then theory_columns(); its failed points are added to out.failed_theory_points.
 DataTable theory_table(const std::string& stem, const Params& base, const std::string& name,
-                       const std::vector<double>& xs, std::size_t& failed,
-                       std::vector<Solution>* keep = nullptr) {
+                       const std::vector<double>& xs, const Settings& s, int figure,
+                       FigureData& out) {
   const std::vector<Solution> sols = theory::sweep(base, name, xs);
   DataTable t;
   t.stem = stem;
-  t.columns = {name};
-  for (const auto& c : theory_columns()) t.columns.push_back(c);
+  t.table.columns = {name};
+  for (const auto& c : theory_columns()) t.table.columns.push_back(c);
   for (std::size_t i = 0; i < sols.size(); ++i) {
     std::vector<double> row = {xs[i]};
     const auto r = theory_row(sols[i]);
     row.insert(row.end(), r.begin(), r.end());
-    t.rows.push_back(std::move(row));
+    t.table.rows.push_back(std::move(row));
   }
   const std::size_t f = count_failed(sols);
-  failed += f;
+  out.failed_theory_points += f;
+  t.meta = table_meta(s, figure, base, "theory");
   t.meta["failed_theory_points"] = f;
   t.meta["theory"] = {{"method", "saddle"}, {"vary", name}, {"points", xs.size()}};
-  if (keep) *keep = sols;
   return t;
 }
 
@@ -203,11 +208,11 @@ std::vector<SimColumn> concat(std::vector<SimColumn> a, const std::vector<SimCol
 DataTable sim_table(const std::string& stem, const Params& base, const std::string& name,
                     const std::vector<double>& xs, const SimSpec& sim, const Settings& s,
                     int figure, const std::vector<SimColumn>& names, bool with_theory_ref,
-                    const std::string& label) {
+                    const std::string& label, const numerics::Progress& progress) {
   DataTable t;
   t.stem = stem;
-  t.columns = {name};
-  for (const auto& c : sim_columns(names)) t.columns.push_back(c);
+  t.table.columns = {name};
+  for (const auto& c : sim_columns(names)) t.table.columns.push_back(c);
   nlohmann::json errors = nlohmann::json::array();
   for (std::size_t k = 0; k < xs.size(); ++k) {
     Params p = base;
@@ -215,11 +220,11 @@ DataTable sim_table(const std::string& stem, const Params& base, const std::stri
     Solution th;
     if (with_theory_ref) th = theory::solve(p);
     std::vector<double> row = {xs[k]};
-    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.seed, stem, k), names,
+    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.base_seed, stem, k), names,
                                 with_theory_ref ? &th : nullptr, errors);
     row.insert(row.end(), r.begin(), r.end());
-    t.rows.push_back(std::move(row));
-    report(s, label, k + 1, xs.size());
+    t.table.rows.push_back(std::move(row));
+    report(progress, label, k + 1, xs.size());
   }
   t.meta = table_meta(s, figure, base, "simulation");
   t.meta["simulation"] = sim_meta(sim, xs, stem);
@@ -233,33 +238,24 @@ DataTable sim_table(const std::string& stem, const Params& base, const std::stri
 // ---- figure 1: decomposition -----------------------------------------------------------------
 
 Params decomposition_params() {
-  Params p;
-  p.alpha = 2;
-  p.tau = 2.25;  // gamma 1.5
-  p.kappa = 1.5;
-  p.rho = 0.9;
-  p.sigma = 0.3;
-  p.lambda = 0;
-  p.alpha_test = -1;  // = alpha
-  return p;
+  // alpha_test -1: = alpha; tau 2.25: gamma 1.5.
+  return {.alpha = 2, .alpha_test = -1, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3,
+          .lambda = 0};
 }
 
-FigureData fig_decomposition(const Settings& s) {
+FigureData fig_decomposition(const Settings& s, const numerics::Progress& progress) {
   const Params base = decomposition_params();
   FigureData out;
   const auto xs = theory::logspace(0.1, 100, s.quick ? 25 : 81);
-  DataTable th = theory_table("decomposition", base, "alpha", xs, out.failed_theory_points);
-  th.meta.update(table_meta(s, 1, base, "theory"));
-  th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", xs.size()}};
-  out.tables.push_back(std::move(th));
-  report(s, "decomposition theory", 1, 1);
+  out.tables.push_back(theory_table("decomposition", base, "alpha", xs, s, 1, out));
+  report(progress, "decomposition theory", 1, 1);
 
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{60, 5};
   const std::vector<double> sx = s.quick ? std::vector<double>{0.5, 2, 8}
                                          : std::vector<double>{0.25, 0.5, 1, 2, 4, 8, 16, 32};
   const std::vector<SimColumn> names = concat(error_columns(), decomposition_columns());
   out.tables.push_back(sim_table("decomposition_sim", base, "alpha", sx, sim, s, 1, names, true,
-                                 "decomposition simulation"));
+                                 "decomposition simulation", progress));
   out.tables.back().meta["measured_decomposition"] =
       "algo = exact error of Gbar = S (S - z)^{-1} (z from the theory); excess = total - algo "
       "(theory: mem + struct); span/null = the fluctuation Gamma - Gbar restricted to span(S) / "
@@ -269,55 +265,39 @@ FigureData fig_decomposition(const Settings& s) {
 
 // ---- figure 2: order parameters against kappa ------------------------------------------------
 
-FigureData fig_order_params(const Settings& s) {
-  Params base;
-  base.alpha = 2.3;
-  base.tau = 1.7;
-  base.rho = 0.2;
-  base.sigma = 0.003;
-  base.lambda = 3;
-  base.kappa = 1.0;
+FigureData fig_order_params(const Settings& s, const numerics::Progress& progress) {
+  const Params base{.alpha = 2.3, .tau = 1.7, .kappa = 1.0, .rho = 0.2, .sigma = 0.003,
+                    .lambda = 3};
   FigureData out;
   const auto xs = theory::linspace(0.25, 2.0, s.quick ? 15 : 71);
-  DataTable th = theory_table("order_params", base, "kappa", xs, out.failed_theory_points);
-  th.meta.update(table_meta(s, 2, base, "theory"));
-  th.meta["theory"] = {{"method", "saddle"}, {"vary", "kappa"}, {"points", xs.size()}};
-  out.tables.push_back(std::move(th));
-  report(s, "order_params theory", 1, 1);
+  out.tables.push_back(theory_table("order_params", base, "kappa", xs, s, 2, out));
+  report(progress, "order_params theory", 1, 1);
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{70, 10};
   const auto sx = theory::linspace(0.25, 2.0, s.quick ? 4 : 8);
   out.tables.push_back(sim_table("order_params_sim", base, "kappa", sx, sim, s, 2,
                                  concat(error_columns(), order_columns()), false,
-                                 "order_params simulation"));
+                                 "order_params simulation", progress));
   return out;
 }
 
 // ---- figure 3: errors against the test context -----------------------------------------------
 
-FigureData fig_test_context(const Settings& s) {
-  Params base;
-  base.alpha = 4;
-  base.tau = 1.2;
-  base.kappa = 3;
-  base.rho = 0.5;
-  base.sigma = 0.9;
-  base.lambda = 0.1;
-  base.sigma_test = 0;
-  base.alpha_test = 4;
+FigureData fig_test_context(const Settings& s, const numerics::Progress& progress) {
+  const Params base{.alpha = 4, .alpha_test = 4, .tau = 1.2, .kappa = 3, .rho = 0.5, .sigma = 0.9,
+                    .sigma_test = 0, .lambda = 0.1};
   FigureData out;
   auto ratio_to_alpha_test = [&](std::vector<double> r) {
     for (double& v : r) v *= base.alpha;
     return r;
   };
   const auto ratios = theory::logspace(0.1, 4.0, s.quick ? 20 : 61);
-  DataTable th = theory_table("test_context", base, "alpha_test", ratio_to_alpha_test(ratios),
-                              out.failed_theory_points);
-  th.columns.insert(th.columns.begin(), "ratio");
-  for (std::size_t i = 0; i < th.rows.size(); ++i) th.rows[i].insert(th.rows[i].begin(), ratios[i]);
-  th.meta.update(table_meta(s, 3, base, "theory"));
-  th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha_test"}, {"points", ratios.size()}};
+  DataTable th =
+      theory_table("test_context", base, "alpha_test", ratio_to_alpha_test(ratios), s, 3, out);
+  th.table.columns.insert(th.table.columns.begin(), "ratio");
+  for (std::size_t i = 0; i < th.table.rows.size(); ++i)
+    th.table.rows[i].insert(th.table.rows[i].begin(), ratios[i]);
   out.tables.push_back(std::move(th));
-  report(s, "test_context theory", 1, 1);
+  report(progress, "test_context theory", 1, 1);
 
   // One pretraining draw per seed shared by all test contexts (same derived seed at every
   // point): the curve is one set of trained models evaluated at different alpha_test.
@@ -326,18 +306,18 @@ FigureData fig_test_context(const Settings& s) {
                                          : std::vector<double>{0.1, 0.2, 0.4, 0.7, 1, 1.5, 2.5, 4};
   DataTable t;
   t.stem = "test_context_sim";
-  t.columns = {"ratio", "alpha_test"};
-  for (const auto& c : sim_columns(error_columns())) t.columns.push_back(c);
+  t.table.columns = {"ratio", "alpha_test"};
+  for (const auto& c : sim_columns(error_columns())) t.table.columns.push_back(c);
   nlohmann::json errors = nlohmann::json::array();
   for (std::size_t k = 0; k < sr.size(); ++k) {
     Params p = base;
     p.alpha_test = sr[k] * base.alpha;
     std::vector<double> row = {sr[k], p.alpha_test};
-    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.seed, t.stem), error_columns(),
-                                nullptr, errors);
+    const auto r = simulate_row(p, sim, s, numerics::derive_seed(s.base_seed, t.stem),
+                                error_columns(), nullptr, errors);
     row.insert(row.end(), r.begin(), r.end());
-    t.rows.push_back(std::move(row));
-    report(s, "test_context simulation", k + 1, sr.size());
+    t.table.rows.push_back(std::move(row));
+    report(progress, "test_context simulation", k + 1, sr.size());
   }
   t.meta = table_meta(s, 3, base, "simulation");
   t.meta["simulation"] = sim_meta(sim, ratio_to_alpha_test(sr), t.stem);
@@ -353,7 +333,7 @@ FigureData fig_test_context(const Settings& s) {
 
 // ---- figure 4: implicit regularization -------------------------------------------------------
 
-FigureData fig_implicit_reg(const Settings& s) {
+FigureData fig_implicit_reg(const Settings& s, const numerics::Progress& progress) {
   const Params base = decomposition_params();  // tau 2.25, kappa 1.5, rho 0.9, sigma 0.3, lambda 0
   FigureData out;
   const auto xs = theory::logspace(0.1, 1e4, s.quick ? 25 : 91);
@@ -369,9 +349,7 @@ FigureData fig_implicit_reg(const Settings& s) {
     Params p = base;
     p.sigma = v.sigma;
     p.lambda = v.lambda;
-    DataTable th = theory_table(v.stem, p, "alpha", xs, out.failed_theory_points);
-    th.meta.update(table_meta(s, 4, p, "theory"));
-    th.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", xs.size()}};
+    DataTable th = theory_table(v.stem, p, "alpha", xs, s, 4, out);
     const double k = std::min(p.rho, p.kappa), s2 = p.sigma * p.sigma;
     th.meta["asymptotes"] = {
         {"minus_z", "nu = (1 + sigma^2)/alpha (exact at lambda = 0)"},
@@ -381,7 +359,7 @@ FigureData fig_implicit_reg(const Settings& s) {
         {"qbar_slope", s2 * (1 - k) / ((1 + s2) * (p.tau - 1))}};
     out.tables.push_back(std::move(th));
   }
-  report(s, "implicit_reg theory", 1, 1);
+  report(progress, "implicit_reg theory", 1, 1);
 
   // Simulated qbar (and errors) at moderate alpha.
   const SimSpec sim = s.quick ? SimSpec{16, 2} : SimSpec{40, 4};
@@ -389,7 +367,7 @@ FigureData fig_implicit_reg(const Settings& s) {
       s.quick ? std::vector<double>{1, 8} : std::vector<double>{0.5, 2, 8, 32, 128};
   out.tables.push_back(sim_table("implicit_reg_sim", base, "alpha", sx, sim, s, 4,
                                  concat(error_columns(), order_columns()), false,
-                                 "implicit_reg simulation"));
+                                 "implicit_reg simulation", progress));
 
   // Gradient descent from several initializations (ill-posedness at large alpha).
   const int gd_dim = s.quick ? 16 : 40;
@@ -399,8 +377,8 @@ FigureData fig_implicit_reg(const Settings& s) {
                                          : std::vector<double>{1, 4, 16, 64, 256, 1024};
   DataTable g;
   g.stem = "implicit_reg_gd";
-  g.columns = {"alpha", "init_scale", "is_ridge_solution", "ok", "loss", "tm", "idg", "odg",
-               "null_norm2", "null_dist2", "span_dist2"};
+  g.table.columns = {"alpha", "init_scale", "is_ridge_solution", "ok", "loss", "tm", "idg",
+                     "odg", "null_norm2", "null_dist2", "span_dist2"};
   nlohmann::json errors = nlohmann::json::array();
   for (std::size_t k = 0; k < ga.size(); ++k) {
     Params p = base;
@@ -408,21 +386,21 @@ FigureData fig_implicit_reg(const Settings& s) {
     try {
       verify::lowrank::GdDemoOptions go;
       go.dim = gd_dim;
-      go.base_seed = numerics::derive_seed(s.seed, g.stem, k);
+      go.base_seed = numerics::derive_seed(s.base_seed, g.stem, k);
       go.init_scales = inits;
       go.steps = gd_steps;
       const verify::lowrank::GdDemoResult d = verify::lowrank::run(p, go);
       if (!d.converged()) throw std::runtime_error(d.message);
-      g.rows.push_back({ga[k], kNaN, 1, 1, d.cg_loss, d.cg_tm, d.cg_idg, d.cg_odg,
-                        d.cg_null_norm2, 0, 0});
+      g.table.rows.push_back(
+          {ga[k], kNaN, 1, 1, d.cg_loss, d.cg_tm, d.cg_idg, d.cg_odg, d.cg_null_norm2, 0, 0});
       for (const auto& r : d.runs)
-        g.rows.push_back({ga[k], r.init_scale, 0, 1, r.loss, r.tm, r.idg, r.odg, r.null_norm2,
-                          r.null_dist2, r.span_dist2});
+        g.table.rows.push_back({ga[k], r.init_scale, 0, 1, r.loss, r.tm, r.idg, r.odg, r.null_norm2,
+                                r.null_dist2, r.span_dist2});
     } catch (const std::exception& ex) {
       errors.push_back(ex.what());
-      g.rows.push_back({ga[k], kNaN, 1, 0, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+      g.table.rows.push_back({ga[k], kNaN, 1, 0, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
     }
-    report(s, "implicit_reg gradient descent", k + 1, ga.size());
+    report(progress, "implicit_reg gradient descent", k + 1, ga.size());
   }
   g.meta = table_meta(s, 4, base, "gradient descent from several initializations");
   g.meta["gd"] = {{"dim", gd_dim}, {"steps", gd_steps}, {"init_scales", inits}, {"alphas", ga},
@@ -437,7 +415,7 @@ FigureData fig_implicit_reg(const Settings& s) {
 
 // ---- figure 5: phase transition --------------------------------------------------------------
 
-FigureData fig_phase(const Settings& s) {
+FigureData fig_phase(const Settings& s, const numerics::Progress& progress) {
   Params base = decomposition_params();
   base.kappa = 0.5;  // tau 2.25 kept
   FigureData out;
@@ -446,8 +424,8 @@ FigureData fig_phase(const Settings& s) {
   const auto rhos = theory::linspace(0.01, 1.0, s.quick ? 34 : 100);
   DataTable lines;
   lines.stem = "phase";
-  lines.columns = {"sigma", "alpha", "rho"};
-  for (const auto& c : theory_columns()) lines.columns.push_back(c);
+  lines.table.columns = {"sigma", "alpha", "rho"};
+  for (const auto& c : theory_columns()) lines.table.columns.push_back(c);
   std::size_t failed = 0;
   for (double sg : sigmas)
     for (double a : alphas) {
@@ -459,7 +437,7 @@ FigureData fig_phase(const Settings& s) {
         std::vector<double> row = {sg, a, rhos[i]};
         const auto r = theory_row(sols[i]);
         row.insert(row.end(), r.begin(), r.end());
-        lines.rows.push_back(std::move(row));
+        lines.table.rows.push_back(std::move(row));
       }
       failed += count_failed(sols);
     }
@@ -469,7 +447,7 @@ FigureData fig_phase(const Settings& s) {
                           {"rho_points", rhos.size()}};
   lines.meta["failed_theory_points"] = failed;
   out.tables.push_back(std::move(lines));
-  report(s, "phase theory lines", 1, 1);
+  report(progress, "phase theory lines", 1, 1);
 
   // Simulation at the affordable alphas.
   const SimSpec sim = s.quick ? SimSpec{20, 2} : SimSpec{60, 3};
@@ -480,8 +458,8 @@ FigureData fig_phase(const Settings& s) {
                                                                      0.6, 0.7, 0.8, 0.9, 1.0};
   DataTable st;
   st.stem = "phase_sim";
-  st.columns = {"sigma", "alpha", "rho"};
-  for (const auto& c : sim_columns(error_columns())) st.columns.push_back(c);
+  st.table.columns = {"sigma", "alpha", "rho"};
+  for (const auto& c : sim_columns(error_columns())) st.table.columns.push_back(c);
   nlohmann::json errors = nlohmann::json::array();
   const std::size_t total = sigmas.size() * sim_alphas.size() * sim_rhos.size();
   std::size_t k = 0;
@@ -493,11 +471,11 @@ FigureData fig_phase(const Settings& s) {
         p.alpha = a;
         p.rho = r;
         std::vector<double> row = {sg, a, r};
-        const auto v = simulate_row(p, sim, s, numerics::derive_seed(s.seed, st.stem, k),
+        const auto v = simulate_row(p, sim, s, numerics::derive_seed(s.base_seed, st.stem, k),
                                     error_columns(), nullptr, errors);
         row.insert(row.end(), v.begin(), v.end());
-        st.rows.push_back(std::move(row));
-        report(s, "phase simulation", ++k, total);
+        st.table.rows.push_back(std::move(row));
+        report(progress, "phase simulation", ++k, total);
       }
   st.meta = table_meta(s, 5, base, "simulation against rho");
   st.meta["simulation"] = {{"dim", sim.dim}, {"seeds", sim.seeds}, {"alphas", sim_alphas},
@@ -515,19 +493,20 @@ FigureData fig_phase(const Settings& s) {
   po.threads = std::max(1, s.threads);
   const auto grid = theory::phase_grid(pg, "rho", grho, "kappa", gkappa, po,
                                        [&](std::size_t d, std::size_t n, const std::string&) {
-                                         if (d == n || d % 250 == 0) report(s, "phase diagram", d, n);
+                                         if (d == n || d % 250 == 0)
+                                           report(progress, "phase diagram", d, n);
                                        });
   DataTable pd;
   pd.stem = "phase_diagram";
-  pd.columns = {"rho", "kappa", "task_rich", "atom_mass"};
-  for (const auto& c : theory_columns()) pd.columns.push_back(c);
+  pd.table.columns = {"rho", "kappa", "task_rich", "atom_mass"};
+  for (const auto& c : theory_columns()) pd.table.columns.push_back(c);
   for (const auto& sol : grid) {
     std::vector<double> row = {sol.params.rho, sol.params.kappa,
                                theory::regime(sol.params) == theory::Regime::TaskRich ? 1.0 : 0.0,
                                theory::atom_mass(sol.params)};
     const auto r = theory_row(sol);
     row.insert(row.end(), r.begin(), r.end());
-    pd.rows.push_back(std::move(row));
+    pd.table.rows.push_back(std::move(row));
   }
   const std::size_t gf = count_failed(grid);
   out.failed_theory_points += gf;

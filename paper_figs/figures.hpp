@@ -18,25 +18,24 @@
 #include <nlohmann/json.hpp>
 
 #include "numerics/progress.hpp"
+#include "numerics/table.hpp"
 
 namespace icl::paperfigs {
 
-// One TSV file: DIR/<stem>.tsv with exactly one header line; `meta` goes to the sidecar
-// (parameters, dimension D, seeds, grids, what failed). A failed theory point keeps its row
-// with nan values and converged = 0.
+// One TSV file: DIR/<stem>.tsv with exactly one header line (`table`); `meta` goes to the
+// sidecar (parameters, dimension D, seeds, grids, what failed). A failed theory point keeps its
+// row with nan values and converged = 0.
 struct DataTable {
   std::string stem;
-  std::vector<std::string> columns;
-  std::vector<std::vector<double>> rows;
+  numerics::Table table;
   nlohmann::json meta = nlohmann::json::object();
 };
 
 struct Settings {
   bool quick = false;               // small D, few seeds, coarse grids (CI)
   int threads = 2;                  // simulator seeds / phase grid workers
-  std::uint64_t seed = 20251;       // base seed; every simulated point derives its own from it
+  std::uint64_t base_seed = 20251;  // every simulated point derives its own seed from it
   std::string command;              // canonical command for this figure ("icl figs NAME ...")
-  numerics::Progress progress;      // progress of long steps (done, total, what); may be empty
 };
 
 struct FigureData {
@@ -44,7 +43,8 @@ struct FigureData {
   std::size_t failed_theory_points = 0;  // converged = 0 rows over all tables (reported, not fatal)
 };
 
-using DataStep = std::function<FigureData(const Settings&)>;
+// progress(done, total, what) of the long steps; may be empty.
+using DataStep = std::function<FigureData(const Settings&, const numerics::Progress& progress)>;
 
 struct Figure {
   int number = 0;            // figure number (paper_figs/README.md)

@@ -11,6 +11,7 @@
 #include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/optimize.hpp"
+#include "theory/quantity.hpp"
 #include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -33,17 +34,17 @@ DataTable sweep_table(const std::string& stem, const Params& base, const std::st
   const bool shift = theory::any_test_shift(sols);
   DataTable t;
   t.stem = stem;
-  t.columns = {name};
-  for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
-  t.columns.push_back("bayes_idg");
-  t.columns.push_back("bayes_odg");
+  t.table.columns = {name};
+  for (const auto& c : theory::solution_columns(shift)) t.table.columns.push_back(c);
+  t.table.columns.push_back("bayes_idg");
+  t.table.columns.push_back("bayes_odg");
   for (std::size_t i = 0; i < sols.size(); ++i) {
     std::vector<double> row = {values[i]};
     const auto r = theory::solution_row(sols[i], shift);
     row.insert(row.end(), r.begin(), r.end());
     row.push_back(sols[i].bayes_optimal.idg);
     row.push_back(sols[i].bayes_optimal.odg);
-    t.rows.push_back(std::move(row));
+    t.table.rows.push_back(std::move(row));
     failed += !sols[i].converged();
   }
   return t;
@@ -53,7 +54,7 @@ DataTable sweep_table(const std::string& stem, const Params& base, const std::st
 
 // ---- figure 14: the gap to the Bayes-optimal predictor -----------------------------------------
 
-FigureData fig_bayes_gap(const Settings& s) {
+FigureData fig_bayes_gap(const Settings& s, const numerics::Progress& progress) {
   // The paper's decomposition point; the test prompt has the pretraining context length
   // (alpha_test = alpha) and label noise sigma_test = sigma, so that the baseline sees the same
   // kind of prompt as the model and the comparison is between predictors, not prompts.
@@ -66,24 +67,24 @@ FigureData fig_bayes_gap(const Settings& s) {
   t.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", alphas.size()},
                       {"baseline", "Bayes-optimal from the test prompt alone, docs/theory.md §17"}};
   out.tables.push_back(std::move(t));
-  report(s, "bayes_gap theory", 1, 1);
+  report(progress, "bayes_gap theory", 1, 1);
   return out;
 }
 
 // ---- figure 15: the optimal ridge per protocol --------------------------------------------------
 
-FigureData fig_optimal_ridge(const Settings& s) {
+FigureData fig_optimal_ridge(const Settings& s, const numerics::Progress& progress) {
   const Params base = decomposition_params();
   const auto alphas = theory::logspace(0.25, 16.0, s.quick ? 8 : 30);
   FigureData out;
   DataTable t;
   t.stem = "optimal_ridge";
-  t.columns = {"alpha"};
+  t.table.columns = {"alpha"};
   const theory::Objective objectives[3] = {theory::Objective::Tm, theory::Objective::Idg,
                                            theory::Objective::Odg};
-  for (const char* p : {"tm", "idg", "odg"})
+  for (const theory::Objective o : objectives)
     for (const char* c : {"_converged", "_lambda_opt", "_min", "_ridgeless"})
-      t.columns.push_back(std::string(p) + c);
+      t.table.columns.push_back(theory::to_string(o) + std::string(c));
   std::size_t done = 0;
   for (double alpha : alphas) {
     Params p = base;
@@ -91,22 +92,16 @@ FigureData fig_optimal_ridge(const Settings& s) {
     // lambda = 0 is valid here (tau = 2.25 > 1): the ridgeless error to compare with.
     const Solution ridgeless = theory::solve(p);
     std::vector<double> row = {alpha};
-    for (int k = 0; k < 3; ++k) {
-      theory::OptimizeOptions o;
-      o.objective = objectives[k];
-      o.over = "lambda";
-      o.lo = 1e-5;
-      o.hi = 100.0;
-      const theory::OptimizeResult r = theory::optimize(p, o);
-      const double e0 = !ridgeless.converged() ? kNaN
-                        : k == 0               ? ridgeless.error.tm
-                        : k == 1               ? ridgeless.error.idg
-                                               : ridgeless.error.odg;
+    for (const theory::Objective objective : objectives) {
+      const theory::OptimizeOptions o{.objective = objective, .over = "lambda", .lo = 1e-5,
+                                      .hi = 100.0};
+      const theory::OptimizeResult r = theory::run(p, o);
+      const double e0 = theory::find_quantity(theory::to_string(o.objective)).value(ridgeless);
       row.insert(row.end(), {r.converged() ? 1.0 : 0.0, r.argmin, r.minimum, e0});
       out.failed_theory_points += !r.converged();
     }
-    t.rows.push_back(std::move(row));
-    report(s, "optimal_ridge", ++done, alphas.size());
+    t.table.rows.push_back(std::move(row));
+    report(progress, "optimal_ridge", ++done, alphas.size());
   }
   t.meta = table_meta(s, 15, base, "theory");
   t.meta["theory"] = {{"method", "saddle"},
@@ -118,7 +113,7 @@ FigureData fig_optimal_ridge(const Settings& s) {
 
 // ---- figure 16: the error against the train/test task overlap -----------------------------------
 
-FigureData fig_test_overlap(const Settings& s) {
+FigureData fig_test_overlap(const Settings& s, const numerics::Progress& progress) {
   // Two points of the verify grid's kind: the paper's point (task-rich) and a task-poor one.
   Params rich = decomposition_params();
   Params poor = rich;
@@ -148,10 +143,10 @@ FigureData fig_test_overlap(const Settings& s) {
     // each curve is one set of trained models evaluated on differently shifted test tasks.
     DataTable sim;
     sim.stem = "test_overlap_" + label + "_sim";
-    sim.columns = {"test_overlap", "sim_shift", "sim_shift_sem", "sim_idg", "sim_idg_sem",
-                   "sim_odg", "sim_odg_sem"};
+    sim.table.columns = {"test_overlap", "sim_shift", "sim_shift_sem", "sim_idg", "sim_idg_sem",
+                         "sim_odg", "sim_odg_sem"};
     verify::lowrank::SimOptions o = sim_base;
-    o.base_seed = numerics::derive_seed(s.seed, sim.stem);
+    o.base_seed = numerics::derive_seed(s.base_seed, sim.stem);
     nlohmann::json errors = nlohmann::json::array();
     for (double c : sim_overlaps) {
       Params p = base;
@@ -159,12 +154,12 @@ FigureData fig_test_overlap(const Settings& s) {
       const auto r = verify::lowrank::run(p, o);
       if (!r.converged() || !r.shift) {
         errors.push_back({{"test_overlap", c}, {"message", r.message}});
-        sim.rows.push_back({c, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+        sim.table.rows.push_back({c, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
       } else {
-        sim.rows.push_back({c, r.shift->mean, r.shift->sem, r.error.idg.mean, r.error.idg.sem,
-                            r.error.odg.mean, r.error.odg.sem});
+        sim.table.rows.push_back({c, r.shift->mean, r.shift->sem, r.error.idg.mean, r.error.idg.sem,
+                                  r.error.odg.mean, r.error.odg.sem});
       }
-      report(s, "test_overlap simulation", ++done, total);
+      report(progress, "test_overlap simulation", ++done, total);
     }
     sim.meta = table_meta(s, 16, base, "simulation");
     sim.meta["simulation"] = {{"dim", o.dim},
@@ -182,7 +177,7 @@ FigureData fig_test_overlap(const Settings& s) {
 
 // ---- figure 18: the finite-D prediction against simulations ------------------------------------
 
-FigureData fig_finite_dim(const Settings& s) {
+FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress) {
   // Two points of the verify grid (docs/theory.md §14.1): the paper's (1) and the task-poor
   // tau < 1 one (5), whose 1/D slopes are among the smallest and the largest of the grid; the
   // shifted test protocol of their grid entries is not plotted.
@@ -203,14 +198,15 @@ FigureData fig_finite_dim(const Settings& s) {
     // The prediction at every D, its D -> infinity value at the same sizes, and the slope.
     DataTable th;
     th.stem = "finite_dim_" + label;
-    th.columns = {"dim", "inv_dim", "converged", "fd_tm", "fd_idg", "fd_odg",
-                  "limit_tm", "limit_idg", "limit_odg"};
+    th.table.columns = {"dim", "inv_dim", "converged", "fd_tm", "fd_idg", "fd_odg", "limit_tm",
+                        "limit_idg", "limit_odg"};
     for (int D : curve_dims) {
       theory::FiniteDimOptions fo;
       fo.dim = D;
       const auto r = theory::solve_finite_dim(base, fo);
-      th.rows.push_back({double(D), 1.0 / D, r.converged() ? 1.0 : 0.0, r.error.tm, r.error.idg,
-                         r.error.odg, r.limit.error.tm, r.limit.error.idg, r.limit.error.odg});
+      th.table.rows.push_back({double(D), 1.0 / D, r.converged() ? 1.0 : 0.0, r.error.tm,
+                               r.error.idg, r.error.odg, r.limit.error.tm, r.limit.error.idg,
+                               r.limit.error.odg});
       out.failed_theory_points += !r.converged();
     }
     th.meta = table_meta(s, 18, base, "theory");
@@ -222,25 +218,26 @@ FigureData fig_finite_dim(const Settings& s) {
 
     DataTable sim;
     sim.stem = "finite_dim_" + label + "_sim";
-    sim.columns = {"dim", "inv_dim", "sim_tm", "sim_tm_sem", "sim_idg", "sim_idg_sem",
-                   "sim_odg", "sim_odg_sem"};
+    sim.table.columns = {"dim", "inv_dim", "sim_tm", "sim_tm_sem", "sim_idg", "sim_idg_sem",
+                         "sim_odg", "sim_odg_sem"};
     nlohmann::json errors = nlohmann::json::array();
     for (std::size_t k = 0; k < sim_dims.size(); ++k) {
       verify::lowrank::SimOptions o;
       o.dim = sim_dims[k];
       o.seeds = sim_seeds[k];
       o.threads = s.threads;
-      o.base_seed = numerics::derive_seed(numerics::derive_seed(s.seed, sim.stem),
+      o.base_seed = numerics::derive_seed(numerics::derive_seed(s.base_seed, sim.stem),
                                           static_cast<std::uint64_t>(o.dim));
       const auto r = verify::lowrank::run(base, o);
       if (!r.converged()) {
         errors.push_back({{"dim", o.dim}, {"message", r.message}});
-        sim.rows.push_back({double(o.dim), 1.0 / o.dim, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
+        sim.table.rows.push_back({double(o.dim), 1.0 / o.dim, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN});
       } else {
-        sim.rows.push_back({double(o.dim), 1.0 / o.dim, r.error.tm.mean, r.error.tm.sem,
-                            r.error.idg.mean, r.error.idg.sem, r.error.odg.mean, r.error.odg.sem});
+        sim.table.rows.push_back({double(o.dim), 1.0 / o.dim, r.error.tm.mean, r.error.tm.sem,
+                                  r.error.idg.mean, r.error.idg.sem, r.error.odg.mean,
+                                  r.error.odg.sem});
       }
-      report(s, "finite_dim simulation", ++done, total);
+      report(progress, "finite_dim simulation", ++done, total);
     }
     sim.meta = table_meta(s, 18, base, "simulation");
     sim.meta["simulation"] = {

@@ -1,18 +1,19 @@
 // Data step of figure 13 (beyond the papers): where the IDG transition sits at finite context
-// length. For several kappa, the steepest point of IDG along rho (theory::boundary, docs/theory.md
-// §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda = 0, tau = 2.25),
-// where the transition is the kink at rho = kappa as alpha -> infinity.
+// length. For several kappa, the steepest point of IDG along rho (theory/boundary.hpp,
+// docs/theory.md §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda = 0,
+// tau = 2.25), where the transition is the kink at rho = kappa as alpha -> infinity.
 #include <string>
 #include <vector>
 
 #include "numerics/format.hpp"
 #include "paper_figs/figures_extra.hpp"
 #include "theory/boundary.hpp"
+#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::paperfigs {
 
-FigureData fig_transition_alpha(const Settings& s) {
+FigureData fig_transition_alpha(const Settings& s, const numerics::Progress& progress) {
   theory::Params base = decomposition_params();
   base.sigma = 0;
   base.lambda = 0;  // tau = 2.25 > 1: the ridgeless saddle point is unique (docs/theory.md §10.4)
@@ -30,19 +31,20 @@ FigureData fig_transition_alpha(const Settings& s) {
 
   DataTable t;
   t.stem = "transition_alpha";
-  t.columns = {"kappa"};
+  t.table.columns = {"kappa"};
   t.meta = table_meta(s, 13, base, "steepest point of IDG along rho against alpha");
   nlohmann::json messages = nlohmann::json::object();
   std::size_t failed = 0, k = 0;
   for (double kappa : kappas) {
     theory::Params p = base;
     p.kappa = kappa;
-    const theory::BoundaryResult r = theory::boundary(p, o);
-    if (t.columns.size() == 1)
-      for (const auto& c : theory::boundary_columns(r)) t.columns.push_back(c);
-    for (auto row : theory::boundary_rows(r)) {
+    const theory::BoundaryResult r = theory::run(p, o);
+    const numerics::Table b = theory::to_table(r);
+    if (t.table.columns.size() == 1)
+      for (const auto& c : b.columns) t.table.columns.push_back(c);
+    for (auto row : b.rows) {
       row.insert(row.begin(), kappa);
-      t.rows.push_back(std::move(row));
+      t.table.rows.push_back(std::move(row));
     }
     nlohmann::json m = nlohmann::json::array();
     for (const auto& pt : r.points) {
@@ -51,7 +53,7 @@ FigureData fig_transition_alpha(const Settings& s) {
     }
     messages[numerics::format_significant(kappa)] = m;
     t.meta["derivative_step"] = r.derivative_step;
-    report(s, "transition_alpha", ++k, kappas.size());
+    report(progress, "transition_alpha", ++k, kappas.size());
   }
   t.meta["boundary"] = {{"criterion", "steepest"}, {"quantity", "idg"}, {"x", "rho"},
                         {"range", {o.lo, o.hi}}, {"scale", "log"}, {"y", "alpha"},

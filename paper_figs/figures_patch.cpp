@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "numerics/seed.hpp"
@@ -24,10 +25,10 @@ namespace {
 namespace P = icl::verify::patch;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-numerics::Progress reporter(const Settings& s, const std::string& name) {
-  if (!s.progress) return {};
-  return [&s, name](std::size_t done, std::size_t total, const std::string& what) {
-    s.progress(done, total, name + " " + what);
+numerics::Progress reporter(const numerics::Progress& progress, const std::string& name) {
+  if (!progress) return {};
+  return [&progress, name](std::size_t done, std::size_t total, const std::string& what) {
+    progress(done, total, name + " " + what);
   };
 }
 
@@ -45,11 +46,21 @@ nlohmann::json base_meta(const Settings& s, int figure, const std::string& what)
           {"figure_command", s.command},
           {"mode", s.quick ? "quick" : "full"},
           {"what", what},
-          {"base_seed", s.seed}};
+          {"base_seed", s.base_seed}};
+}
+
+// A table from the trained one-block model (trained_plain): base_meta, the model's configuration
+// and its training summary.
+nlohmann::json trained_meta(const Settings& s, int figure, const std::string& what,
+                            const P::TrainRunResult& t) {
+  nlohmann::json j = base_meta(s, figure, what);
+  j["model"] = plain(P::to_json(t.config));
+  j["training"] = training_meta(t.training);
+  return j;
 }
 
 std::uint64_t figure_seed(const Settings& s, const char* stem) {
-  return numerics::derive_seed(s.seed, stem);
+  return numerics::derive_seed(s.base_seed, stem);
 }
 
 // The paper's small in-context-regression model (docs/patch.md §13): d = 2, one plain block
@@ -81,40 +92,39 @@ P::TrainOptions plain_train_options(const Settings& s) {
 
 // The trained one-block model shared by figures 8, 11 and 12 (trained once per process and
 // mode; training is deterministic given the settings, so sharing changes no number).
-const P::TrainRunResult& trained_plain(const Settings& s) {
+const P::TrainRunResult& trained_plain(const Settings& s, const numerics::Progress& progress) {
   static std::mutex mu;
   static std::map<std::pair<bool, std::uint64_t>, P::TrainRunResult> cache;
   std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(s.quick, s.seed);
+  const auto key = std::make_pair(s.quick, s.base_seed);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   P::TrainRunOptions o;
   o.model.spec = plain_spec(s);
-  o.seed = s.seed;
+  o.seed = s.base_seed;
   o.training = plain_train_options(s);
-  return cache.emplace(key, P::run_train(o, reporter(s, "train one-block model"))).first->second;
+  P::TrainRunResult r = P::run_train(o, reporter(progress, "train one-block model"));
+  return cache.emplace(key, std::move(r)).first->second;
 }
 
 }  // namespace
 
 // ---- figure 8: loss with context vs patched query-only loss along training -------------------
 
-FigureData fig_patch_loss(const Settings& s) {
-  const P::TrainRunResult& t = trained_plain(s);
+FigureData fig_patch_loss(const Settings& s, const numerics::Progress& progress) {
+  const P::TrainRunResult& t = trained_plain(s, progress);
   DataTable tab;
   tab.stem = "patch_loss";
-  tab.columns = {"step", "train_loss", "eval_loss", "eval_loss_patched", "rel_diff",
-                 "patch_max_rel"};
+  tab.table.columns = {"step", "train_loss", "eval_loss", "eval_loss_patched", "rel_diff",
+                       "patch_max_rel"};
   for (const auto& r : t.training.log) {
     const double rel = std::abs(r.eval_loss_patched - r.eval_loss) /
                        std::max(std::abs(r.eval_loss), std::numeric_limits<double>::min());
-    tab.rows.push_back({double(r.step), r.train_loss, r.eval_loss, r.eval_loss_patched, rel,
-                        r.patch_max_rel});
+    tab.table.rows.push_back(
+        {double(r.step), r.train_loss, r.eval_loss, r.eval_loss_patched, rel, r.patch_max_rel});
   }
-  tab.meta = base_meta(s, 8, "training log: eval loss with context and of the patched model");
-  tab.meta["model"] = plain(P::to_json(t.config));
-  tab.meta["init_seed"] = numerics::derive_seed(s.seed, "weights");
-  tab.meta["training"] = training_meta(t.training);
+  tab.meta = trained_meta(s, 8, "training log: eval loss with context and of the patched model", t);
+  tab.meta["init_seed"] = numerics::derive_seed(s.base_seed, "weights");
   tab.meta["rel_diff"] =
       "|eval_loss_patched - eval_loss| / eval_loss on the fixed evaluation prompts; "
       "patch_max_rel = largest relative output difference over those prompts";
@@ -125,7 +135,7 @@ FigureData fig_patch_loss(const Settings& s) {
 
 // ---- figure 9: equivalence error per layer of a 10-layer Pre-LN model ------------------------
 
-FigureData fig_patch_layers(const Settings& s) {
+FigureData fig_patch_layers(const Settings& s, const numerics::Progress& progress) {
   P::CheckOptions o;
   P::ModelSpec& m = o.model.spec;
   m.d = 2;
@@ -148,19 +158,20 @@ FigureData fig_patch_layers(const Settings& s) {
   }
   o.context = s.quick ? 10 : 30;
   o.prompts = s.quick ? 3 : 16;
-  const P::CheckResult r = P::run_check(o, reporter(s, "patch_layers"));
+  const P::CheckResult r = P::run_check(o, reporter(progress, "patch_layers"));
   DataTable tab;
   tab.stem = "patch_layers";
-  tab.columns = {"layer",           "f64_max_rel",   "f32_max_rel",   "first_only_max_rel",
-                 "weight_only_max_rel", "f64_max_abs", "f32_max_abs", "first_only_max_abs",
-                 "weight_only_max_abs"};
+  tab.table.columns = {"layer", "f64_max_rel", "f32_max_rel", "first_only_max_rel",
+                       "weight_only_max_rel", "f64_max_abs", "f32_max_abs",
+                       "first_only_max_abs", "weight_only_max_abs"};
   for (std::size_t l = 0; l < r.per_layer_max.size(); ++l) {
     const auto& f64 = r.per_layer_max[l];
     const auto& f32 = r.per_layer_float32_max[l];
     const auto& first = r.per_layer_first_only_max[l];
     const auto& weight = r.per_layer_weight_only_max[l];
-    tab.rows.push_back({double(l + 1), f64.max_rel, f32.max_rel, first.max_rel, weight.max_rel,
-                        f64.max_abs, f32.max_abs, first.max_abs, weight.max_abs});
+    tab.table.rows.push_back({double(l + 1), f64.max_rel, f32.max_rel, first.max_rel,
+                              weight.max_rel, f64.max_abs, f32.max_abs, first.max_abs,
+                              weight.max_abs});
   }
   tab.meta = base_meta(s, 9, "relative difference of the representation after each block, "
                              "full context vs patched query-only (max over prompts)");
@@ -188,13 +199,13 @@ FigureData fig_patch_layers(const Settings& s) {
 
 // ---- figure 10: implicit step norms, attention vs RNN -----------------------------------------
 
-FigureData fig_patch_steps(const Settings& s) {
+FigureData fig_patch_steps(const Settings& s, const numerics::Progress& progress) {
   P::DynamicsOptions o;
   o.model.spec = plain_spec(s);
   o.seed = figure_seed(s, "patch_steps");
   o.context = s.quick ? 24 : 200;
   o.prompts = s.quick ? 3 : 16;
-  const P::DynamicsResult r = P::run_dynamics(o, reporter(s, "patch_steps"));
+  const P::DynamicsResult r = P::run_dynamics(o, reporter(progress, "patch_steps"));
   nlohmann::json checks = nlohmann::json::object(), fits = nlohmann::json::object();
   std::vector<double> fitline[2];
   const std::pair<const char*, const P::DynamicsModel*> models[2] = {{"attention", &r.attention},
@@ -219,13 +230,14 @@ FigureData fig_patch_steps(const Settings& s) {
   }
   DataTable tab;
   tab.stem = "patch_steps";
-  tab.columns = {"i",         "attention", "attention_sem", "attention_fit",
-                 "rnn",       "rnn_sem",   "rnn_fit"};
+  tab.table.columns = {"i", "attention", "attention_sem", "attention_fit", "rnn", "rnn_sem",
+                       "rnn_fit"};
   for (int i = 1; i <= o.context; ++i) {
     const auto u = std::size_t(i - 1);
     const auto& a = r.attention.initial.steps[u];
     const auto& n = r.rnn.initial.steps[u];
-    tab.rows.push_back({double(i), a.mean, a.sem, fitline[0][u], n.mean, n.sem, fitline[1][u]});
+    tab.table.rows.push_back(
+        {double(i), a.mean, a.sem, fitline[0][u], n.mean, n.sem, fitline[1][u]});
   }
   tab.meta = base_meta(s, 10, "||dW_i - dW_{i-1}||_F against token index i (mean and s.e. over "
                               "prompts), random weights");
@@ -243,23 +255,21 @@ FigureData fig_patch_steps(const Settings& s) {
 
 // ---- figure 11: alignment with explicit gradient updates, three protocols ---------------------
 
-FigureData fig_patch_align(const Settings& s) {
-  const P::TrainRunResult& t = trained_plain(s);
+FigureData fig_patch_align(const Settings& s, const numerics::Progress& progress) {
+  const P::TrainRunResult& t = trained_plain(s, progress);
   P::AlignOptions o;
   o.seed = figure_seed(s, "patch_align");
   o.steps = s.quick ? std::vector<int>{1, 5, 20} : std::vector<int>{1, 2, 5, 10, 20, 50, 100, 200};
   o.lr = 0.01;
   o.prompts = s.quick ? 4 : 32;
   o.context = t.training.options.n_ctx;
-  const P::AlignResult r = P::run_align(t.weights, o, reporter(s, "patch_align"));
+  const P::AlignResult r = P::run_align(t.weights, o, reporter(progress, "patch_align"));
   const P::TableData table = P::to_table(r);
   DataTable tab;
   tab.stem = "patch_align";
-  tab.columns = table.columns;
-  tab.rows = table.rows;
-  tab.meta = base_meta(s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)");
-  tab.meta["model"] = plain(P::to_json(t.config));
-  tab.meta["training"] = training_meta(t.training);
+  tab.table = {table.columns, table.rows};
+  tab.meta = trained_meta(
+      s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)", t);
   tab.meta["align"] = {{"sgd_lr", o.lr}, {"prompts", o.prompts}, {"context", o.context},
                        {"seed", o.seed}, {"steps", o.steps}};
   nlohmann::json protocols = nlohmann::json::array();
@@ -282,8 +292,8 @@ FigureData fig_patch_align(const Settings& s) {
 
 // ---- figure 12: thought patch against calibration size ---------------------------------------
 
-FigureData fig_thought_patch(const Settings& s) {
-  const P::TrainRunResult& t = trained_plain(s);
+FigureData fig_thought_patch(const Settings& s, const numerics::Progress& progress) {
+  const P::TrainRunResult& t = trained_plain(s, progress);
   P::ThoughtOptions o;
   o.seed = figure_seed(s, "thought_patch");
   o.m_values = {1, 4, 16, 64, 256};
@@ -291,14 +301,14 @@ FigureData fig_thought_patch(const Settings& s) {
   o.ridge = 1e-6;
   o.prompts = s.quick ? 3 : 16;
   o.context = t.training.options.n_ctx;
-  const P::ThoughtResult r = P::run_thought(t.weights, o, reporter(s, "thought_patch"));
+  const P::ThoughtResult r = P::run_thought(t.weights, o, reporter(progress, "thought_patch"));
   DataTable tab;
   tab.stem = "thought_patch";
-  tab.columns = {"m"};
+  tab.table.columns = {"m"};
   for (const char* n : {"train_err", "heldout_err", "train_avg_rank1", "heldout_avg_rank1",
                         "heldout_no_patch"}) {
-    tab.columns.push_back(n);
-    tab.columns.push_back(std::string(n) + "_sem");
+    tab.table.columns.push_back(n);
+    tab.table.columns.push_back(std::string(n) + "_sem");
   }
   for (const auto& x : r.summary) {
     std::vector<double> row = {double(x.m)};
@@ -306,12 +316,12 @@ FigureData fig_thought_patch(const Settings& s) {
       row.push_back(e->mean);
       row.push_back(e->sem);
     }
-    tab.rows.push_back(std::move(row));
+    tab.table.rows.push_back(std::move(row));
   }
-  tab.meta = base_meta(s, 12, "thought patch: MSE between the patched query-only output and the "
-                              "full-context output, mean and s.e. over contexts");
-  tab.meta["model"] = plain(P::to_json(t.config));
-  tab.meta["training"] = training_meta(t.training);
+  tab.meta = trained_meta(s, 12,
+                          "thought patch: MSE between the patched query-only output and the "
+                          "full-context output, mean and s.e. over contexts",
+                          t);
   tab.meta["thought"] = {{"m_values", o.m_values}, {"heldout", o.heldout},
                          {"ridge", o.ridge},       {"contexts", o.prompts},
                          {"context", o.context},   {"seed", o.seed},
@@ -328,7 +338,7 @@ FigureData fig_thought_patch(const Settings& s) {
 // Each block kind of docs/patch.md §16 as a 10-layer model with random weights (the identities
 // do not depend on training; figure 9 shows a trained Pre-LN stack), `run_check` with its float32
 // pass and controls, seed derive_seed(base_seed, "patch_blocks", k) for kind k.
-FigureData fig_patch_blocks(const Settings& s) {
+FigureData fig_patch_blocks(const Settings& s, const numerics::Progress& progress) {
   struct Kind { P::BlockKind block; P::NormChoice norm; const char* mlp; };
   const std::vector<Kind> kinds = {
       {P::BlockKind::Plain, P::NormChoice::None, "gelu"},
@@ -341,7 +351,7 @@ FigureData fig_patch_blocks(const Settings& s) {
       {P::BlockKind::Parallel, P::NormChoice::RmsNorm, "swiglu"}};
   DataTable tab;
   tab.stem = "patch_blocks";
-  tab.columns = {"kind", "layer", "f64_max_rel", "f32_max_rel", "weight_only_max_rel"};
+  tab.table.columns = {"kind", "layer", "f64_max_rel", "f32_max_rel", "weight_only_max_rel"};
   nlohmann::json names = nlohmann::json::array(), finals = nlohmann::json::array();
   for (std::size_t k = 0; k < kinds.size(); ++k) {
     P::CheckOptions o;
@@ -355,15 +365,15 @@ FigureData fig_patch_blocks(const Settings& s) {
     m.block = kinds[k].block;
     m.norm = kinds[k].norm;
     m.set_mlp(kinds[k].mlp);
-    o.seed = numerics::derive_seed(s.seed, "patch_blocks", k);
+    o.seed = numerics::derive_seed(s.base_seed, "patch_blocks", k);
     o.context = s.quick ? 10 : 30;
     o.prompts = s.quick ? 2 : 8;
-    const P::CheckResult r = P::run_check(o, reporter(s, "patch_blocks"));
+    const P::CheckResult r = P::run_check(o, reporter(progress, "patch_blocks"));
     const bool own_control = r.weight_only.given_model;  // plain blocks: on the control model
     for (std::size_t l = 0; l < r.per_layer_max.size(); ++l)
-      tab.rows.push_back({double(k), double(l + 1), r.per_layer_max[l].max_rel,
-                          r.per_layer_float32_max[l].max_rel,
-                          own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
+      tab.table.rows.push_back({double(k), double(l + 1), r.per_layer_max[l].max_rel,
+                                r.per_layer_float32_max[l].max_rel,
+                                own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
     const auto& c = r.config;
     names.push_back(P::to_string(P::block_kind(c)) + (c.layernorm ? " " + P::to_string(c.norm) : "") +
                     " " + P::mlp_name(c));

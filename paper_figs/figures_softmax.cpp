@@ -41,7 +41,7 @@ nlohmann::json params_json(const theory::Params& p) {
 
 }  // namespace
 
-FigureData fig_softmax(const Settings& s) {
+FigureData fig_softmax(const Settings& s, const numerics::Progress& progress) {
   const std::vector<double> alphas = {2, 4, 6};
   const std::vector<double> rhos = s.quick ? std::vector<double>{0.2, 0.6, 1.0}
                                            : std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5,
@@ -55,7 +55,7 @@ FigureData fig_softmax(const Settings& s) {
     const int n = std::atoi(env);
     if (n >= 1) o.seeds = n;
   }
-  o.base_seed = numerics::derive_seed(s.seed, "figure-softmax");
+  o.base_seed = numerics::derive_seed(s.base_seed, "figure-softmax");
   o.threads = std::max(1, s.threads);
   o.attn_dim = 4;
   o.init = verify::softmax::Init::Glorot;
@@ -79,8 +79,8 @@ FigureData fig_softmax(const Settings& s) {
   try {
     res = verify::softmax::run_points(
         points, o, [&](std::size_t done, std::size_t total, const std::string& what) {
-          if (s.progress)
-            s.progress(done, total, what == "linear" ? "linear simulation" : "softmax training");
+          if (progress)
+            progress(done, total, what == "linear" ? "linear simulation" : "softmax training");
         });
   } catch (const std::exception& e) {
     errors.push_back(std::string("softmax: ") + e.what());
@@ -88,9 +88,9 @@ FigureData fig_softmax(const Settings& s) {
 
   DataTable pts;
   pts.stem = "softmax";
-  pts.columns = {"alpha", "softmax_ok"};
+  pts.table.columns = {"alpha", "softmax_ok"};
   const std::vector<std::string> cols = verify::softmax::sweep_columns();
-  pts.columns.insert(pts.columns.end(), cols.begin(), cols.end());
+  pts.table.columns.insert(pts.table.columns.end(), cols.begin(), cols.end());
   for (std::size_t k = 0; k < points.size(); ++k) {
     const auto& p = points[k];
     std::vector<double> row = {p.alpha};
@@ -104,16 +104,16 @@ FigureData fig_softmax(const Settings& s) {
     } else {
       row.push_back(0.0);
       row.push_back(p.rho);
-      row.resize(pts.columns.size(), kNaN);
+      row.resize(pts.table.columns.size(), kNaN);
     }
-    pts.rows.push_back(std::move(row));
+    pts.table.rows.push_back(std::move(row));
   }
   nlohmann::json common = {{"figure", 7},
                            {"figure_command", s.command},
                            {"mode", s.quick ? "quick" : "full"},
                            {"params", params_json(points.front())},
                            {"alphas", alphas},
-                           {"base_seed", s.seed}};
+                           {"base_seed", s.base_seed}};
   pts.meta = common;
   pts.meta["what"] = "softmax attention and linear-attention simulation, mean and s.e. over seeds";
   pts.meta["simulation"] = {
@@ -139,13 +139,13 @@ FigureData fig_softmax(const Settings& s) {
     const std::vector<theory::Solution> sols = theory::sweep(base, "rho", fine);
     DataTable th;
     th.stem = "softmax_theory_a" + std::to_string(int(a));
-    th.columns = {"rho", "converged", "tm", "idg", "odg"};
+    th.table.columns = {"rho", "converged", "tm", "idg", "odg"};
     std::size_t failed = 0;
     for (std::size_t i = 0; i < sols.size(); ++i) {
       const bool c = sols[i].converged();
       failed += !c;
-      th.rows.push_back({fine[i], c ? 1.0 : 0.0, c ? sols[i].error.tm : kNaN,
-                         c ? sols[i].error.idg : kNaN, c ? sols[i].error.odg : kNaN});
+      th.table.rows.push_back({fine[i], c ? 1.0 : 0.0, c ? sols[i].error.tm : kNaN,
+                               c ? sols[i].error.idg : kNaN, c ? sols[i].error.odg : kNaN});
     }
     out.failed_theory_points += failed;
     th.meta = common;

@@ -18,7 +18,7 @@ namespace icl::paperfigs {
 
 using theory::Params;
 
-FigureData fig_spectrum(const Settings& s) {
+FigureData fig_spectrum(const Settings& s, const numerics::Progress& progress) {
   struct Case {
     double rho, kappa;
   };
@@ -29,12 +29,12 @@ FigureData fig_spectrum(const Settings& s) {
   FigureData out;
   DataTable eig, dens, atoms;
   eig.stem = "spectrum_eigs";
-  eig.columns = {"case", "rho", "kappa", "seed", "eigenvalue"};
+  eig.table.columns = {"case", "rho", "kappa", "seed", "eigenvalue"};
   dens.stem = "spectrum";
-  dens.columns = {"case", "rho", "kappa", "x", "density"};
+  dens.table.columns = {"case", "rho", "kappa", "x", "density"};
   atoms.stem = "spectrum_atoms";
-  atoms.columns = {"case", "rho", "kappa", "position", "mass_theory", "mass_empirical",
-                   "mass_in_span_theory", "support_lo", "support_hi"};
+  atoms.table.columns = {"case", "rho", "kappa", "position", "mass_theory", "mass_empirical",
+                         "mass_in_span_theory", "support_lo", "support_hi"};
   nlohmann::json cases_meta = nlohmann::json::array();
   std::size_t step = 0;
   const std::size_t total = std::size(cases) * static_cast<std::size_t>(seeds);
@@ -46,7 +46,8 @@ FigureData fig_spectrum(const Settings& s) {
     std::size_t zeros = 0, all = 0;
     for (int k = 0; k < seeds; ++k) {
       verify::lowrank::Rng rng(
-          numerics::derive_seed(numerics::derive_seed(s.seed, "spectrum", c), std::uint64_t(k)));
+          numerics::derive_seed(numerics::derive_seed(s.base_seed, "spectrum", c),
+                                std::uint64_t(k)));
       const verify::lowrank::Dataset d =
           verify::lowrank::generate(p, dim, rng, verify::lowrank::Sampler::Factorized);
       const Eigen::MatrixXd S = d.S();
@@ -55,11 +56,11 @@ FigureData fig_spectrum(const Settings& s) {
       const double cut = 1e-9 * std::max(1.0, lam.maxCoeff());
       for (int i = 0; i < lam.size(); ++i) {
         const double v = std::max(0.0, lam(i));
-        eig.rows.push_back({double(c), p.rho, p.kappa, double(k), v});
+        eig.table.rows.push_back({double(c), p.rho, p.kappa, double(k), v});
         zeros += v <= cut;
         ++all;
       }
-      report(s, "spectrum eigenvalues", ++step, total);
+      report(progress, "spectrum eigenvalues", ++step, total);
     }
     // Theory: (1 - rho) delta_0 + rho MP(rho/kappa, 1/rho).
     const double ratio = p.rho / p.kappa;
@@ -70,14 +71,16 @@ FigureData fig_spectrum(const Settings& s) {
       // Denser near the edges (square-root behaviour): x = lo + (hi - lo)(1 - cos t)/2.
       const double t = std::numbers::pi * i / points;
       const double x = lo + (hi - lo) * 0.5 * (1.0 - std::cos(t));
-      dens.rows.push_back({double(c), p.rho, p.kappa, x, p.rho * mp.density(x)});
+      dens.table.rows.push_back({double(c), p.rho, p.kappa, x, p.rho * mp.density(x)});
     }
     double in_span_atom = 0;
     for (const auto& a : mp.atoms())
       if (a.position == 0.0) in_span_atom += a.mass;
     const double zero_mass = (1.0 - p.rho) + p.rho * in_span_atom;
-    atoms.rows.push_back({double(c), p.rho, p.kappa, 0.0, zero_mass,
-                          all ? double(zeros) / double(all) : std::numeric_limits<double>::quiet_NaN(), in_span_atom, lo, hi});
+    atoms.table.rows.push_back(
+        {double(c), p.rho, p.kappa, 0.0, zero_mass,
+         all ? double(zeros) / double(all) : std::numeric_limits<double>::quiet_NaN(), in_span_atom,
+         lo, hi});
     cases_meta.push_back({{"rho", p.rho}, {"kappa", p.kappa}, {"ratio_c", ratio},
                           {"regime", theory::to_string(theory::regime(p))},
                           {"mp", {{"ratio", ratio}, {"scale", 1.0 / p.rho}}},

@@ -4,8 +4,7 @@ import figlib as fl
 from figlib import np, plt
 
 d = fl.out_dir()
-t = fl.read(d, "bayes_gap")
-m = fl.meta(d, "bayes_gap")
+t, m = fl.load(d, "bayes_gap")
 
 fig, (ax, axr) = plt.subplots(1, 2, figsize=(9.5, 4.0))
 for p in ["idg", "odg"]:

@@ -5,10 +5,8 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-th = fl.read(d, "decomposition")
-sim = fl.read(d, "decomposition_sim")
-m = fl.meta(d, "decomposition")
-ms = fl.meta(d, "decomposition_sim")
+th, m = fl.load(d, "decomposition")
+sim, ms = fl.load(d, "decomposition_sim")
 
 fig, axes = plt.subplots(1, 3, figsize=(11.5, 4.9), sharey=True)
 a = th["alpha"]

@@ -7,9 +7,8 @@ from figlib import np, plt
 d = fl.out_dir()
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0))
 for ax, label, name in zip(axes, ["paper", "poor"], ["paper's point", r"task-poor, $\tau < 1$"]):
-    th = fl.read(d, "finite_dim_" + label)
+    th, m = fl.load(d, "finite_dim_" + label)
     sim = fl.read(d, "finite_dim_%s_sim" % label)
-    m = fl.meta(d, "finite_dim_" + label)
     inf = m["theory"]["limit_at_infinity"]
     for e in ["tm", "idg", "odg"]:
         c = fl.COLORS[e]

@@ -7,16 +7,11 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-th = fl.read(d, "implicit_reg")
-th0 = fl.read(d, "implicit_reg_sigma0")
-thr = fl.read(d, "implicit_reg_ridge")
-sim = fl.read(d, "implicit_reg_sim")
-gd = fl.read(d, "implicit_reg_gd")
-m = fl.meta(d, "implicit_reg")
-m0 = fl.meta(d, "implicit_reg_sigma0")
-mr = fl.meta(d, "implicit_reg_ridge")
-ms = fl.meta(d, "implicit_reg_sim")
-mg = fl.meta(d, "implicit_reg_gd")
+th, m = fl.load(d, "implicit_reg")
+th0, m0 = fl.load(d, "implicit_reg_sigma0")
+thr, mr = fl.load(d, "implicit_reg_ridge")
+sim, ms = fl.load(d, "implicit_reg_sim")
+gd, mg = fl.load(d, "implicit_reg_gd")
 p = m["params"]
 s2 = p["sigma"] ** 2
 tau, kappa = p["tau"], p["kappa"]

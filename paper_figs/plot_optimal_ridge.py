@@ -4,8 +4,7 @@ import figlib as fl
 from figlib import np, plt
 
 d = fl.out_dir()
-t = fl.read(d, "optimal_ridge")
-m = fl.meta(d, "optimal_ridge")
+t, m = fl.load(d, "optimal_ridge")
 
 fig, (ax, axe) = plt.subplots(1, 2, figsize=(9.5, 4.0))
 for p in ["tm", "idg", "odg"]:

@@ -3,10 +3,8 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-th = fl.read(d, "order_params")
-sim = fl.read(d, "order_params_sim")
-m = fl.meta(d, "order_params")
-ms = fl.meta(d, "order_params_sim")
+th, m = fl.load(d, "order_params")
+sim, ms = fl.load(d, "order_params_sim")
 
 names = [("m", r"$m$"), ("q", r"$q$"), ("mbar", r"$\bar m$"), ("qbar", r"$\bar q$"),
          ("m0", r"$m_0$"), ("q0", r"$q_0$")]

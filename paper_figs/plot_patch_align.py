@@ -7,8 +7,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-t = fl.read(d, "patch_align")
-m = fl.meta(d, "patch_align")
+t, m = fl.load(d, "patch_align")
 tr = m["training"]
 al = m["align"]
 protocols = m["protocols"]

@@ -7,8 +7,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-t = fl.read(d, "patch_blocks")
-m = fl.meta(d, "patch_blocks")
+t, m = fl.load(d, "patch_blocks")
 names = m["kinds"]
 mo = m["model"]
 floor = 1e-18

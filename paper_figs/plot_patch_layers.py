@@ -6,8 +6,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-t = fl.read(d, "patch_layers")
-m = fl.meta(d, "patch_layers")
+t, m = fl.load(d, "patch_layers")
 mo = m["model"]
 
 fig, ax = plt.subplots(figsize=(7.8, 4.9))

@@ -6,8 +6,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-t = fl.read(d, "patch_loss")
-m = fl.meta(d, "patch_loss")
+t, m = fl.load(d, "patch_loss")
 tr = m["training"]
 mo = m["model"]
 

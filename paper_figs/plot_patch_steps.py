@@ -6,8 +6,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-t = fl.read(d, "patch_steps")
-m = fl.meta(d, "patch_steps")
+t, m = fl.load(d, "patch_steps")
 fit = m["fit"]
 
 fig, ax = plt.subplots(figsize=(7.8, 4.9))

@@ -7,12 +7,9 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-th = fl.read(d, "phase")
-sim = fl.read(d, "phase_sim")
-pdg = fl.read(d, "phase_diagram")
-m = fl.meta(d, "phase")
-ms = fl.meta(d, "phase_sim")
-mp = fl.meta(d, "phase_diagram")
+th, m = fl.load(d, "phase")
+sim, ms = fl.load(d, "phase_sim")
+pdg, mp = fl.load(d, "phase_diagram")
 p = m["params"]
 kappa, tau = p["kappa"], p["tau"]
 alphas = sorted(set(th["alpha"]))

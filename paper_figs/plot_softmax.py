@@ -6,8 +6,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-pts = fl.read(d, "softmax")
-m = fl.meta(d, "softmax")
+pts, m = fl.load(d, "softmax")
 alphas = m["alphas"]
 sm = m["softmax"]
 

@@ -8,9 +8,8 @@ from figlib import plt
 
 d = fl.out_dir()
 dens = fl.read(d, "spectrum")
-eig = fl.read(d, "spectrum_eigs")
+eig, me = fl.load(d, "spectrum_eigs")
 atoms = fl.read(d, "spectrum_atoms")
-me = fl.meta(d, "spectrum_eigs")
 cases = sorted(set(atoms["case"]))
 
 fig, axes = plt.subplots(1, len(cases), figsize=(5.4 * len(cases), 4.0))

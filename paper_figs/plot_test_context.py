@@ -3,10 +3,8 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-th = fl.read(d, "test_context")
-sim = fl.read(d, "test_context_sim")
-m = fl.meta(d, "test_context")
-ms = fl.meta(d, "test_context_sim")
+th, m = fl.load(d, "test_context")
+sim, ms = fl.load(d, "test_context_sim")
 
 fig, ax = plt.subplots(figsize=(6.0, 4.2))
 for p in ["tm", "idg", "odg"]:

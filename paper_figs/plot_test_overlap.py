@@ -8,10 +8,8 @@ from figlib import np, plt
 d = fl.out_dir()
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0), sharey=False)
 for ax, label, name in zip(axes, ["rich", "poor"], ["task-rich", "task-poor"]):
-    th = fl.read(d, "test_overlap_" + label)
-    sim = fl.read(d, "test_overlap_%s_sim" % label)
-    m = fl.meta(d, "test_overlap_" + label)
-    ms = fl.meta(d, "test_overlap_%s_sim" % label)
+    th, m = fl.load(d, "test_overlap_" + label)
+    sim, ms = fl.load(d, "test_overlap_%s_sim" % label)
     rho = m["params"]["rho"]
     ax.plot(th["test_overlap"], th["shift"], "-", color="k", label="error (theory)")
     for part in ["algo", "mem", "struct"]:

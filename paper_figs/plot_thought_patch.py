@@ -6,8 +6,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-t = fl.read(d, "thought_patch")
-m = fl.meta(d, "thought_patch")
+t, m = fl.load(d, "thought_patch")
 tr = m["training"]
 th = m["thought"]
 

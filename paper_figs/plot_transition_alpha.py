@@ -11,8 +11,7 @@ import figlib as fl
 from figlib import plt
 
 d = fl.out_dir()
-t = fl.read(d, "transition_alpha")
-m = fl.meta(d, "transition_alpha")
+t, m = fl.load(d, "transition_alpha")
 p = m["params"]
 tau = p["tau"]
 kappas = sorted(set(t["kappa"]))

@@ -1,6 +1,5 @@
 // The registry of the figures: number, name, paper, description and data step of each.
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "paper_figs/figures.hpp"
@@ -9,68 +8,68 @@
 namespace icl::paperfigs {
 namespace {
 
+constexpr const char* kLowRank = "low-rank";
+constexpr const char* kSoftmax = "softmax";
+constexpr const char* kDynamics = "implicit-dynamics";
+constexpr const char* kBeyond = "beyond-the-papers";  // the registry has no groups: this says so
+
+struct Row {
+  const char* name;
+  const char* paper;
+  FigureStep* data;
+  const char* description;
+};
+
+// The figures in number order (the number is the position).
+constexpr Row kRows[] = {
+    {"decomposition", kLowRank, fig_decomposition,
+     "TM/IDG/ODG error against alpha and its algo/mem/struct decomposition (theory + simulation)"},
+    {"order_params", kLowRank, fig_order_params,
+     "order parameters m, q, mbar, qbar, m0, q0 against kappa (theory + simulation)"},
+    {"test_context", kLowRank, fig_test_context,
+     "errors against the test context alpha_test / alpha"},
+    {"implicit_reg", kLowRank, fig_implicit_reg,
+     "implicit regularization: effective ridge -z, qbarhat, qbar asymptotes; gradient-descent "
+     "initialization spread"},
+    {"phase", kLowRank, fig_phase,
+     "phase transition at rho = kappa: errors against rho, (rho, kappa) diagram, trade-off"},
+    {"spectrum", kLowRank, fig_spectrum,
+     "eigenvalues of the empirical task covariance against Marchenko-Pastur with its atom"},
+    {"softmax", kSoftmax, fig_softmax,
+     "softmax attention: TM/IDG/ODG against rho for alpha 2, 4, 6 (with the linear theory and "
+     "simulation)"},
+    {"patch_loss", kDynamics, fig_patch_loss,
+     "loss with context vs loss of the patched query-only model along training"},
+    {"patch_layers", kDynamics, fig_patch_layers,
+     "equivalence error per layer of the 10-layer Pre-LN model, float64 and float32"},
+    {"patch_steps", kDynamics, fig_patch_steps,
+     "implicit step norms against token index, attention vs RNN (log-log)"},
+    {"patch_align", kDynamics, fig_patch_align,
+     "alignment cos_F with explicit gradient updates, four protocols"},
+    {"thought_patch", kDynamics, fig_thought_patch,
+     "thought patch: train and held-out error against calibration size"},
+    {"transition_alpha", kBeyond, fig_transition_alpha,
+     "where the IDG transition sits at finite alpha: steepest point along rho for several "
+     "kappa, approaching rho = kappa"},
+    {"bayes_gap", kBeyond, fig_bayes_gap,
+     "IDG/ODG error of linear attention against the Bayes-optimal predictor, against alpha"},
+    {"optimal_ridge", kBeyond, fig_optimal_ridge,
+     "the optimal ridge per protocol and the error it reaches, against alpha"},
+    {"test_overlap", kBeyond, fig_test_overlap,
+     "error against the train/test task overlap C, task-rich and task-poor (theory + "
+     "simulation)"},
+    {"patch_blocks", kDynamics, fig_patch_blocks,
+     "equivalence error per layer for each block kind (pre/post-norm, parallel; LayerNorm, "
+     "RMSNorm; GELU, SwiGLU, GeGLU), float64 and float32"},
+    {"finite_dim", kBeyond, fig_finite_dim,
+     "the finite-D prediction against simulations at D = 20-60 and the D -> infinity theory, "
+     "paper's point and task-poor tau < 1 point"},
+};
+
 std::vector<Figure> make_registry() {
   std::vector<Figure> f;
-  auto add = [&](int number, std::string name, std::string paper, std::string description,
-                 DataStep data) {
-    f.push_back(Figure{number, std::move(name), std::move(paper), std::move(description),
-                       std::move(data)});
-  };
-  add(1, "decomposition", "low-rank",
-      "TM/IDG/ODG error against alpha and its algo/mem/struct decomposition (theory + simulation)",
-      fig_decomposition);
-  add(2, "order_params", "low-rank",
-      "order parameters m, q, mbar, qbar, m0, q0 against kappa (theory + simulation)",
-      fig_order_params);
-  add(3, "test_context", "low-rank", "errors against the test context alpha_test / alpha",
-      fig_test_context);
-  add(4, "implicit_reg", "low-rank",
-      "implicit regularization: effective ridge -z, qbarhat, qbar asymptotes; gradient-descent "
-      "initialization spread",
-      fig_implicit_reg);
-  add(5, "phase", "low-rank",
-      "phase transition at rho = kappa: errors against rho, (rho, kappa) diagram, trade-off",
-      fig_phase);
-  add(6, "spectrum", "low-rank",
-      "eigenvalues of the empirical task covariance against Marchenko-Pastur with its atom",
-      fig_spectrum);
-  add(7, "softmax", "softmax",
-      "softmax attention: TM/IDG/ODG against rho for alpha 2, 4, 6 (with the linear theory and "
-      "simulation)",
-      fig_softmax);
-  add(8, "patch_loss", "implicit-dynamics",
-      "loss with context vs loss of the patched query-only model along training", fig_patch_loss);
-  add(9, "patch_layers", "implicit-dynamics",
-      "equivalence error per layer of the 10-layer Pre-LN model, float64 and float32",
-      fig_patch_layers);
-  add(10, "patch_steps", "implicit-dynamics",
-      "implicit step norms against token index, attention vs RNN (log-log)", fig_patch_steps);
-  add(11, "patch_align", "implicit-dynamics", "alignment cos_F with explicit gradient updates, four protocols",
-      fig_patch_align);
-  add(12, "thought_patch", "implicit-dynamics",
-      "thought patch: train and held-out error against calibration size", fig_thought_patch);
-  // Beyond the papers (the registry has no groups: the paper field says so).
-  add(13, "transition_alpha", "beyond-the-papers",
-      "where the IDG transition sits at finite alpha: steepest point along rho for several "
-      "kappa, approaching rho = kappa",
-      fig_transition_alpha);
-  add(14, "bayes_gap", "beyond-the-papers",
-      "IDG/ODG error of linear attention against the Bayes-optimal predictor, against alpha",
-      fig_bayes_gap);
-  add(15, "optimal_ridge", "beyond-the-papers",
-      "the optimal ridge per protocol and the error it reaches, against alpha", fig_optimal_ridge);
-  add(16, "test_overlap", "beyond-the-papers",
-      "error against the train/test task overlap C, task-rich and task-poor (theory + "
-      "simulation)",
-      fig_test_overlap);
-  add(17, "patch_blocks", "implicit-dynamics",
-      "equivalence error per layer for each block kind (pre/post-norm, parallel; LayerNorm, "
-      "RMSNorm; GELU, SwiGLU, GeGLU), float64 and float32",
-      fig_patch_blocks);
-  add(18, "finite_dim", "beyond-the-papers",
-      "the finite-D prediction against simulations at D = 20-60 and the D -> infinity theory, "
-      "paper's point and task-poor tau < 1 point",
-      fig_finite_dim);
+  for (const Row& r : kRows)
+    f.push_back(Figure{static_cast<int>(f.size()) + 1, r.name, r.paper, r.description, r.data});
   return f;
 }
 

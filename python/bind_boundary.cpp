@@ -8,32 +8,29 @@
 #include <utility>
 #include <vector>
 
-#include "numerics/error.hpp"
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
+#include "python/theory_common.hpp"
 #include "theory/boundary.hpp"
+#include "theory/serialize.hpp"
 
 namespace icl::python {
 
 void bind_boundary(py::module_& m) {
+  // The defaults are the library's (theory::BoundaryOptions); the checks are its validate().
+  const theory::BoundaryOptions def{};
   m.def(
       "boundary",
       [](const theory::Params& p, const std::string& x, const std::string& y,
          const std::vector<double>& ys, const std::string& criterion, const std::string& quantity,
          std::optional<double> level, std::optional<std::pair<double, double>> range,
          int scan_points, double derivative_step, const std::string& method, int threads) {
-        // The constructor's name of the ridge, lambda_, as Params' name.
-        const auto name = [](const std::string& n) { return n == "lambda_" ? std::string("lambda") : n; };
         theory::BoundaryOptions o;
         o.criterion = theory::criterion_from_string(criterion);
         o.quantity = quantity;
-        if (level) {
-          if (o.criterion != theory::Criterion::Level)
-            throw InvalidParams("level", "only with criterion='level'");
-          o.level = *level;
-        }
-        o.x = name(x);
-        o.y = name(y);
+        if (level) o.level = *level;
+        o.x = param_name(x);
+        o.y = param_name(y);
         o.ys = ys;
         if (range) std::tie(o.lo, o.hi) = *range;
         o.scan_points = scan_points;
@@ -43,14 +40,15 @@ void bind_boundary(py::module_& m) {
         theory::BoundaryResult r;
         {
           py::gil_scoped_release release;
-          r = theory::boundary(p, o);
+          r = theory::run(p, o);
         }
         return to_python(theory::to_json(r));
       },
       py::arg("params"), py::arg("x"), py::arg("y"), py::arg("ys"), py::kw_only(),
-      py::arg("criterion") = "steepest", py::arg("quantity") = "idg",
-      py::arg("level") = py::none(), py::arg("range") = py::none(), py::arg("scan_points") = 41,
-      py::arg("derivative_step") = 1e-3, py::arg("method") = "saddle", py::arg("threads") = 0,
+      py::arg("criterion") = theory::to_string(def.criterion), py::arg("quantity") = def.quantity,
+      py::arg("level") = py::none(), py::arg("range") = py::none(),
+      py::arg("scan_points") = def.scan_points, py::arg("derivative_step") = def.derivative_step,
+      py::arg("method") = theory::to_string(def.solve.method), py::arg("threads") = def.threads,
       "For each value in `ys` of the parameter `y`, the value of the parameter `x` in\n"
       "range=(lo, hi) where `quantity` ('tm' | 'idg' | 'odg', a decomposition piece such as\n"
       "'idg_mem', an order parameter such as 'm0', 'z', 'e', 'bayes_idg', 'bayes_odg')\n"

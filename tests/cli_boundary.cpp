@@ -8,12 +8,7 @@
 
 #include "cli_harness.hpp"
 
-using icl_test::count_lines;
-using icl_test::expect_bad_input;
-using icl_test::run_icl;
-using icl_test::Run;
-using icl_test::scratch;
-using icl_test::slurp;
+using namespace icl_test;
 
 TEST_CASE("icl boundary --json: the documented keys, null where no crossing is in range") {
   // IDG = 0.3 is crossed along rho for kappa = 0.5 at alpha = 10, never for level 5.
@@ -70,22 +65,25 @@ TEST_CASE("icl boundary --out F.tsv: one header row, one row per y, and the JSON
 }
 
 TEST_CASE("icl boundary: bad criterion, --x, --y, --level are exit 2 with one line") {
-  struct Bad {
-    const char* args;
-    const char* needle;
-  };
-  const Bad cases[] = {
+  // The checks of BoundaryOptions::validate() name the library's field ("invalid parameter F").
+  expect_bad_inputs({
       {"boundary --x rho=0.1:1 --y alpha=1:2:2", "criterion"},
       {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --argmin idg", "excludes"},
       {"boundary --x rho=0.1:1:5 --y alpha=1:2:2 --steepest idg", "--x"},
       {"boundary --x beta=0.1:1 --y alpha=1:2:2 --steepest idg", "--x"},
       {"boundary --x rho=0.1:1 --y alpha=1:2 --steepest idg", "--y"},
-      {"boundary --x rho=0.1:1 --y rho=0.1:0.2:2 --steepest idg", "y"},
-      {"boundary --x rho=0.1:2 --y alpha=1:2:2 --steepest idg", "hi"},
+      {"boundary --x rho=0.1:1 --y rho=0.1:0.2:2 --steepest idg", "invalid parameter y"},
+      {"boundary --x rho=0.1:2 --y alpha=1:2:2 --steepest idg", "invalid parameter hi"},
       {"boundary --x rho=0.1:1 --y alpha=1:2:2 --level idg", "--level"},
       {"boundary --x rho=0.1:1 --y alpha=1:2:2 --level idg=x", "--level"},
-      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest foo", "quantity"},
-      {"boundary --x rho=0.1:1 --y alpha=-1:2:2 --steepest idg", "alpha"},
-  };
-  for (const Bad& b : cases) expect_bad_input(b.args, b.needle);
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --level idg=inf", "invalid parameter level"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest foo", "invalid parameter quantity"},
+      {"boundary --x rho=0.1:1 --y alpha=-1:2:2 --steepest idg", "invalid parameter alpha"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --scan-points 4",
+       "invalid parameter scan_points"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --derivative-step 0.5",
+       "invalid parameter derivative_step"},
+      {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --method foo",
+       "invalid parameter method"},
+  });
 }

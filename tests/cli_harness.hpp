@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -61,6 +62,15 @@ inline Run expect_bad_input(const std::string& args, const std::string& needle) 
   CHECK(count_lines(r.err) == 1);
   CHECK(r.out.empty());
   return r;
+}
+
+// A bad command line and the text its one-line message must contain.
+struct BadInput {
+  const char* args;
+  const char* needle;
+};
+inline void expect_bad_inputs(std::initializer_list<BadInput> cases) {
+  for (const BadInput& b : cases) expect_bad_input(b.args, b.needle);
 }
 
 }  // namespace icl_test

@@ -7,10 +7,7 @@
 
 #include "cli_harness.hpp"
 
-using icl_test::count_lines;
-using icl_test::expect_bad_input;
-using icl_test::run_icl;
-using icl_test::Run;
+using namespace icl_test;
 
 TEST_CASE("icl optimize --json: the documented keys, params at the argmin") {
   const Run r = run_icl("optimize --minimize idg --over lambda --range 0.001:10 --json");
@@ -38,21 +35,19 @@ TEST_CASE("icl optimize --json: the documented keys, params at the argmin") {
 }
 
 TEST_CASE("icl optimize: bad --over, --range, --minimize are exit 2 with one line") {
-  struct Bad {
-    const char* args;
-    const char* needle;
-  };
-  const Bad cases[] = {
-      {"optimize --over beta", "over"},
+  // The checks of OptimizeOptions::validate() name the library's field ("invalid parameter F").
+  expect_bad_inputs({
+      {"optimize --over beta", "invalid parameter over"},
       {"optimize --over lambda --range 1:0.5", "--range"},
       {"optimize --over lambda --range 1:", "--range"},
       {"optimize --over lambda --range 0.1:1:5", "--range"},
       {"optimize --over lambda --range a:b", "--range"},
       {"optimize --over lambda --range -1:1", "invalid parameter lo"},
       {"optimize --over rho --range 0.1:2", "invalid parameter hi"},
-      {"optimize --over lambda --minimize shift", "shift"},
-      {"optimize --over lambda --minimize foo", "objective"},
+      {"optimize --over lambda --minimize shift", "invalid parameter objective"},
+      {"optimize --over lambda --minimize foo", "invalid parameter objective"},
+      {"optimize --over lambda --scan-points 2", "invalid parameter scan_points"},
+      {"optimize --over lambda --method foo", "invalid parameter method"},
       {"optimize --minimize idg", "--over"},
-  };
-  for (const Bad& b : cases) expect_bad_input(b.args, b.needle);
+  });
 }

@@ -1,9 +1,10 @@
-// Phase boundaries in any plane (theory::boundary, docs/theory.md §19), each criterion checked by
-// an independent route: the level crossing and the steepest point against dense grids of
+// Phase boundaries in any plane (theory/boundary.hpp, docs/theory.md §19), each criterion checked
+// by an independent route: the level crossing and the steepest point against dense grids of
 // independent solves, the steepest IDG point along rho against the D -> infinity transition
-// rho = kappa (§10.2), and the argmin against theory::optimize.
+// rho = kappa (§10.2), and the argmin against theory/optimize.hpp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -13,6 +14,8 @@
 #include "theory/boundary.hpp"
 #include "theory/optimize.hpp"
 #include "theory/param_path.hpp"
+#include "theory/quantity.hpp"
+#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 using namespace icl::theory;
@@ -31,7 +34,7 @@ Grid dense(const Params& base, const std::string& name, const std::string& quant
     const Solution s = solve(with_param(base, name, x));
     REQUIRE(s.converged());
     g.t.push_back(std::log(x));
-    g.f.push_back(quantity_value(s, quantity));
+    g.f.push_back(find_quantity(quantity).value(s));
   }
   return g;
 }
@@ -60,12 +63,7 @@ double steepest_on_grid(const Grid& g) {
 // The D -> infinity point of docs/theory.md §10.2: alpha -> infinity, lambda = 0, tau > 1,
 // sigma = 0, where IDG has a kink at rho = kappa.
 Params transition_point(double kappa) {
-  Params p;
-  p.kappa = kappa;
-  p.sigma = 0;
-  p.lambda = 0;
-  p.tau = 2.25;
-  return p;
+  return {.tau = 2.25, .kappa = kappa, .sigma = 0, .lambda = 0};
 }
 
 }  // namespace
@@ -73,16 +71,9 @@ Params transition_point(double kappa) {
 TEST_CASE("boundary level: the crossing matches a 2000-point grid of independent solves") {
   Params base = transition_point(0.5);
   base.alpha = 10;
-  BoundaryOptions o;
-  o.criterion = Criterion::Level;
-  o.quantity = "idg";
-  o.level = 0.3;
-  o.x = "rho";
-  o.lo = 0.05;
-  o.hi = 1.0;
-  o.y = "kappa";
-  o.ys = {0.3, 0.6};
-  const BoundaryResult r = boundary(base, o);
+  const BoundaryOptions o{.criterion = Criterion::Level, .quantity = "idg", .level = 0.3,
+                         .x = "rho", .lo = 0.05, .hi = 1.0, .y = "kappa", .ys = {0.3, 0.6}};
+  const BoundaryResult r = run(base, o);
   CAPTURE(r.message);
   REQUIRE(r.converged());
   for (const BoundaryPoint& p : r.points) {
@@ -101,16 +92,9 @@ TEST_CASE("boundary level: the crossing matches a 2000-point grid of independent
 TEST_CASE("boundary level: two crossings (ODG is not monotone in alpha), the first reported") {
   // ODG against alpha falls then rises (docs/theory.md §18.2): a level between its minimum and
   // both ends is crossed twice.
-  BoundaryOptions o;
-  o.criterion = Criterion::Level;
-  o.quantity = "odg";
-  o.level = 0.7;
-  o.x = "alpha";
-  o.lo = 0.5;
-  o.hi = 100;
-  o.y = "lambda";
-  o.ys = {0.0};
-  const BoundaryResult r = boundary(Params{}, o);
+  BoundaryOptions o{.criterion = Criterion::Level, .quantity = "odg", .level = 0.7, .x = "alpha",
+                   .lo = 0.5, .hi = 100, .y = "lambda", .ys = {0.0}};
+  const BoundaryResult r = run(Params{}, o);
   const BoundaryPoint& p = r.points.at(0);
   CAPTURE(p.message);
   REQUIRE(p.converged());
@@ -120,21 +104,17 @@ TEST_CASE("boundary level: two crossings (ODG is not monotone in alpha), the fir
   CHECK(p.x == doctest::Approx(first_crossing(g, o.level)).epsilon(1e-5));
   // The second crossing is above the ODG-optimal alpha; narrowing the range finds it.
   o.lo = 20;
-  const BoundaryResult second = boundary(Params{}, o);
+  const BoundaryResult second = run(Params{}, o);
   REQUIRE(second.points.at(0).converged());
   CHECK(second.points[0].candidates == 1);
   CHECK(second.points[0].x > 20);
 }
 
 TEST_CASE("boundary level: no crossing in range is null with the reason, not a failure") {
-  BoundaryOptions o;
-  o.criterion = Criterion::Level;
-  o.quantity = "idg";
-  o.level = 5.0;  // IDG stays below 1.2 at the paper's point over rho in [0.01, 1]
-  o.x = "rho";
-  o.y = "alpha";
-  o.ys = {2.0, 4.0};
-  const BoundaryResult r = boundary(Params{}, o);
+  // IDG stays below 1.2 at the paper's point over rho in [0.01, 1] (the default range).
+  const BoundaryOptions o{.criterion = Criterion::Level, .quantity = "idg", .level = 5.0,
+                          .x = "rho", .y = "alpha", .ys = {2.0, 4.0}};
+  const BoundaryResult r = run(Params{}, o);
   CHECK(r.status == icl::numerics::Status::CheckFailed);
   for (const auto& p : r.points) {
     CHECK(p.status == icl::numerics::Status::CheckFailed);
@@ -158,16 +138,10 @@ TEST_CASE("boundary steepest: the refined point matches the steepest point of a 
   for (const Case c : {Case{0.5, 3.0, 41}, Case{0.5, 30.0, 41}, Case{0.3, 3162.2776601683795, 81}}) {
     CAPTURE(c.alpha);
     Params base = transition_point(c.kappa);
-    BoundaryOptions o;
-    o.criterion = Criterion::Steepest;
-    o.quantity = "idg";
-    o.x = "rho";
-    o.lo = 0.05;
-    o.hi = 1.0;
-    o.y = "alpha";
-    o.ys = {c.alpha};
-    o.scan_points = c.scan_points;
-    const BoundaryResult r = boundary(base, o);
+    const BoundaryOptions o{.criterion = Criterion::Steepest, .quantity = "idg", .x = "rho",
+                            .lo = 0.05, .hi = 1.0, .y = "alpha", .ys = {c.alpha},
+                            .scan_points = c.scan_points};
+    const BoundaryResult r = run(base, o);
     REQUIRE(r.converged());
     for (const BoundaryPoint& p : r.points) {
       CAPTURE(p.message);
@@ -191,15 +165,9 @@ TEST_CASE("boundary steepest: at large alpha the steepest IDG point along rho ap
   for (double kappa : {0.3, 0.7}) {
     CAPTURE(kappa);
     const Params base = transition_point(kappa);
-    BoundaryOptions o;
-    o.criterion = Criterion::Steepest;
-    o.quantity = "idg";
-    o.x = "rho";
-    o.lo = 0.05;
-    o.hi = 1.0;
-    o.y = "alpha";
-    o.ys = {10, 100, 1000, 10000};
-    const BoundaryResult r = boundary(base, o);
+    const BoundaryOptions o{.criterion = Criterion::Steepest, .quantity = "idg", .x = "rho",
+                            .lo = 0.05, .hi = 1.0, .y = "alpha", .ys = {10, 100, 1000, 10000}};
+    const BoundaryResult r = run(base, o);
     CAPTURE(r.message);
     REQUIRE(r.converged());
     const double limit_slope = 1 + kappa / (base.tau - 1);
@@ -213,23 +181,13 @@ TEST_CASE("boundary steepest: at large alpha the steepest IDG point along rho ap
 }
 
 TEST_CASE("boundary argmin: agrees with optimize at every y; a minimum at an end is null") {
-  BoundaryOptions o;
-  o.criterion = Criterion::Argmin;
-  o.quantity = "idg";
-  o.x = "lambda";
-  o.lo = 1e-4;
-  o.hi = 10;
-  o.y = "alpha";
-  o.ys = {1.0, 2.0, 4.0};
-  const BoundaryResult r = boundary(Params{}, o);
+  const BoundaryOptions o{.criterion = Criterion::Argmin, .quantity = "idg", .x = "lambda",
+                          .lo = 1e-4, .hi = 10, .y = "alpha", .ys = {1.0, 2.0, 4.0}};
+  const BoundaryResult r = run(Params{}, o);
   REQUIRE(r.converged());
   for (const BoundaryPoint& p : r.points) {
-    OptimizeOptions oo;
-    oo.objective = Objective::Idg;
-    oo.over = "lambda";
-    oo.lo = o.lo;
-    oo.hi = o.hi;
-    const OptimizeResult opt = optimize(with_param(Params{}, "alpha", p.y), oo);
+    const OptimizeOptions oo{.objective = Objective::Idg, .over = "lambda", .lo = o.lo, .hi = o.hi};
+    const OptimizeResult opt = run(with_param(Params{}, "alpha", p.y), oo);
     REQUIRE(opt.converged());
     // The same procedure on the same point: the same solves, so the same numbers.
     CHECK(p.x == opt.argmin);
@@ -237,31 +195,21 @@ TEST_CASE("boundary argmin: agrees with optimize at every y; a minimum at an end
   }
   // TM decreases over the whole alpha range at the paper's point (docs/theory.md §18.2): its
   // minimum over [0.1, 100] is the upper end, which is not an interior minimum.
-  o.quantity = "tm";
-  o.x = "alpha";
-  o.lo = 0.1;
-  o.hi = 100;
-  o.y = "lambda";
-  o.ys = {0.0};
-  const BoundaryResult end = boundary(Params{}, o);
+  const BoundaryOptions tm{.criterion = Criterion::Argmin, .quantity = "tm", .x = "alpha",
+                           .lo = 0.1, .hi = 100, .y = "lambda", .ys = {0.0}};
+  const BoundaryResult end = run(Params{}, tm);
   CHECK(end.points[0].status == icl::numerics::Status::CheckFailed);
   CHECK(std::isnan(end.points[0].x));
   CHECK(end.points[0].message.find("upper end") != std::string::npos);
 }
 
 TEST_CASE("boundary: the result does not depend on the number of threads") {
-  BoundaryOptions o;
-  o.criterion = Criterion::Steepest;
-  o.quantity = "m0";  // any quantity of the Solution: the in-subspace overlap, kinked at kappa
-  o.x = "rho";
-  o.lo = 0.05;
-  o.hi = 1;
-  o.y = "kappa";
-  o.ys = {0.3, 0.4, 0.5, 0.6};
-  o.threads = 1;
-  const BoundaryResult one = boundary(transition_point(0.5), o);
+  // Any quantity of the Solution: the in-subspace overlap m0, kinked at kappa.
+  BoundaryOptions o{.criterion = Criterion::Steepest, .quantity = "m0", .x = "rho", .lo = 0.05,
+                    .hi = 1, .y = "kappa", .ys = {0.3, 0.4, 0.5, 0.6}, .threads = 1};
+  const BoundaryResult one = run(transition_point(0.5), o);
   o.threads = 3;
-  const BoundaryResult three = boundary(transition_point(0.5), o);
+  const BoundaryResult three = run(transition_point(0.5), o);
   REQUIRE(one.points.size() == three.points.size());
   for (std::size_t k = 0; k < one.points.size(); ++k) {
     CHECK(one.points[k].x == three.points[k].x);
@@ -272,71 +220,95 @@ TEST_CASE("boundary: the result does not depend on the number of threads") {
 }
 
 TEST_CASE("boundary: validate() names the field") {
-  const auto field_of = [](BoundaryOptions o) {
+  // The field named when the valid options `ok` are changed by `change`.
+  const auto field_of = [](void (*change)(BoundaryOptions&)) {
+    BoundaryOptions o;
+    o.ys = {2.0};
+    change(o);
     try {
-      boundary(Params{}, o);
+      run(Params{}, o);
     } catch (const icl::InvalidParams& e) {
       return e.field();
     }
     return std::string("none");
   };
-  BoundaryOptions ok;
-  ok.ys = {2.0};
-  BoundaryOptions o = ok;
-  o.quantity = "foo";
-  CHECK(field_of(o) == "quantity");
-  o = ok;
-  o.criterion = Criterion::Level;  // level NaN
-  CHECK(field_of(o) == "level");
-  o = ok;
-  o.x = "beta";
-  CHECK(field_of(o) == "x");
-  o = ok;
-  o.y = "rho";  // == x
-  CHECK(field_of(o) == "y");
-  o = ok;
-  o.lo = 0.5;
-  CHECK(field_of(o) == "hi");
-  o = ok;
-  o.lo = 0.5;
-  o.hi = 2;  // rho <= 1
-  CHECK(field_of(o) == "hi");
-  o = ok;
-  o.ys = {};
-  CHECK(field_of(o) == "ys");
-  o = ok;
-  o.scan_points = 4;
-  CHECK(field_of(o) == "scan_points");
-  o = ok;
-  o.derivative_step = 0;
-  CHECK(field_of(o) == "derivative_step");
-  o = ok;
-  o.ys = {-1.0};  // alpha = -1 is not a valid point
-  CHECK(field_of(o) == "alpha");
+  using O = BoundaryOptions;
+  CHECK(field_of([](O& o) { o.quantity = "foo"; }) == "quantity");
+  CHECK(field_of([](O& o) { o.criterion = Criterion::Level; }) == "level");  // level NaN
+  CHECK(field_of([](O& o) { o.level = 0.5; }) == "level");  // without the level criterion
+  CHECK(field_of([](O& o) { o.threads = 257; }) == "threads");
+  CHECK(field_of([](O& o) { o.x = "beta"; }) == "x");
+  CHECK(field_of([](O& o) { o.y = "rho"; }) == "y");  // == x
+  CHECK(field_of([](O& o) { o.lo = 0.5; }) == "hi");
+  CHECK(field_of([](O& o) { o.lo = 0.5, o.hi = 2; }) == "hi");  // rho <= 1
+  CHECK(field_of([](O& o) { o.ys = {}; }) == "ys");
+  CHECK(field_of([](O& o) { o.scan_points = 4; }) == "scan_points");
+  CHECK(field_of([](O& o) { o.derivative_step = 0; }) == "derivative_step");
+  CHECK(field_of([](O& o) { o.ys = {-1.0}; }) == "alpha");  // alpha = -1 is not a valid point
+  CHECK(field_of([](O&) {}) == "none");
   CHECK_THROWS_AS(criterion_from_string("steep"), icl::InvalidParams);
 }
 
-TEST_CASE("quantity_value: every quantity by name, NaN without convergence") {
+TEST_CASE("the quantity table: every quantity by name, NaN without convergence") {
   const Solution s = solve(Params{});
   REQUIRE(s.converged());
-  CHECK(quantity_value(s, "idg") == s.error.idg);
-  CHECK(quantity_value(s, "odg_struct") == s.decomposition.odg.structural);
-  CHECK(quantity_value(s, "m0") == s.order.m0);
-  CHECK(quantity_value(s, "z") == s.z);
-  CHECK(quantity_value(s, "bayes_idg") == s.bayes_optimal.idg);
+  const auto value = [](const Solution& sol, const std::string& name) {
+    return find_quantity(name).value(sol);
+  };
+  CHECK(value(s, "idg") == s.error.idg);
+  CHECK(value(s, "odg_struct") == s.decomposition.odg.structural);
+  CHECK(value(s, "m0") == s.order.m0);
+  CHECK(value(s, "z") == s.z);
+  CHECK(value(s, "bayes_idg") == s.bayes_optimal.idg);
   // Every quantity is finite at a converged point with a shifted test protocol (the shift
   // quantities are NaN without one, docs/theory.md §20).
   Params shifted;
   shifted.test_overlap = 0.3;
   const Solution t = solve(shifted);
   REQUIRE(t.converged());
-  for (const auto& name : quantity_names()) {
-    CAPTURE(name);
-    CHECK(std::isfinite(quantity_value(t, name)));
-    CHECK(std::isnan(quantity_value(Solution{}, name)));  // status NotConverged
-    const bool shift_only = name.find("shift") != std::string::npos;
-    CHECK(std::isfinite(quantity_value(s, name)) == !shift_only);
+  for (const Quantity& q : solution_quantities()) {
+    CAPTURE(q.name);
+    CHECK(std::isfinite(q.value(t)));
+    CHECK(std::isnan(q.value(Solution{})));  // status NotConverged
+    const bool shift_only = std::string(q.name).find("shift") != std::string::npos;
+    CHECK(std::isfinite(q.value(s)) == !shift_only);
+    CHECK(&find_quantity(q.name) == &q);
   }
-  CHECK_THROWS_AS(quantity_value(s, "converged"), icl::InvalidParams);  // bookkeeping, not a quantity
-  CHECK_THROWS_AS(quantity_value(s, "foo"), icl::InvalidParams);
+  // The bookkeeping columns are not quantities; an unknown name lists the valid ones.
+  CHECK_THROWS_AS(find_quantity("converged"), icl::InvalidParams);
+  try {
+    find_quantity("foo", "objective");
+    FAIL("no exception");
+  } catch (const icl::InvalidParams& e) {
+    CHECK(e.field() == "objective");
+    CHECK(e.detail().find("tm idg odg tm_algo") != std::string::npos);
+    CHECK(e.detail().find("bayes_shift") != std::string::npos);
+  }
+}
+
+TEST_CASE("the sweep TSV columns are the bookkeeping columns and the table's column quantities") {
+  for (const bool shift : {false, true}) {
+    CAPTURE(shift);
+    std::vector<std::string> expected = {"converged", "residual", "iterations"};
+    for (const Quantity& q : solution_quantities())
+      if (q.column == Column::Always || (shift && q.column == Column::TestShift))
+        expected.push_back(q.name);
+    CHECK(solution_columns(shift) == expected);
+  }
+  // The ridgeless method leaves chi, chibar and the conjugates undefined: NaN in the row, absent
+  // from the JSON order block (kOrderFields).
+  Params p;
+  p.lambda = 0;
+  p.tau = 0.5;
+  const Solution l = solve(p, {.method = Method::Letey});
+  REQUIRE(l.converged());
+  const auto columns = solution_columns();
+  const auto row = solution_row(l);
+  const auto order = to_json(l)["order"];
+  for (const OrderField& f : kOrderFields) {
+    CAPTURE(f.name);
+    const auto k = std::find(columns.begin(), columns.end(), f.name) - columns.begin();
+    CHECK(std::isnan(row[k]) == f.undefined_for_letey);
+    CHECK(order.contains(f.name) == !f.undefined_for_letey);
+  }
 }

@@ -1,5 +1,5 @@
-// Optimal hyperparameters (theory::optimize, docs/theory.md §18), checked independently against
-// a dense brute-force grid with a local parabola through the three lowest neighbours.
+// Optimal hyperparameters (theory/optimize.hpp, docs/theory.md §18), checked independently
+// against a dense brute-force grid with a local parabola through the three lowest neighbours.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 
 #include "numerics/error.hpp"
 #include "theory/optimize.hpp"
+#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 using namespace icl::theory;
@@ -46,7 +47,7 @@ BruteForce brute_force(const Params& base, const std::string& name, Objective o,
 }
 
 void check_against_brute_force(const Params& base, const OptimizeOptions& o, bool interior) {
-  const OptimizeResult r = optimize(base, o);
+  const OptimizeResult r = run(base, o);
   CAPTURE(r.message);
   REQUIRE(r.converged());
   const BruteForce b = brute_force(base, o.over, o.objective, o.lo, o.hi, 2000);
@@ -74,7 +75,7 @@ TEST_CASE("the optimal ridge for IDG at the paper's point matches a 2000-point b
 TEST_CASE("the ODG-optimal pretraining context length is interior (ODG is not monotone in alpha)") {
   OptimizeOptions o{.objective = Objective::Odg, .over = "alpha", .lo = 0.5, .hi = 50};
   check_against_brute_force(Params{}, o, true);
-  const OptimizeResult r = optimize(Params{}, o);
+  const OptimizeResult r = run(Params{}, o);
   CHECK(r.argmin > 5);
   CHECK(r.argmin < 40);
 }
@@ -83,7 +84,7 @@ TEST_CASE("a minimum on the boundary is the end of the range itself, still conve
   // TM decreases with the context length over [0.5, 20]: the minimizer is alpha = 20.
   OptimizeOptions o{.objective = Objective::Tm, .over = "alpha", .lo = 0.5, .hi = 20};
   check_against_brute_force(Params{}, o, false);
-  const OptimizeResult r = optimize(Params{}, o);
+  const OptimizeResult r = run(Params{}, o);
   CHECK(r.argmin == 20.0);
   CHECK(r.message.find("at the upper end of the range") != std::string::npos);
   CHECK(r.status == icl::numerics::Status::Converged);
@@ -92,21 +93,16 @@ TEST_CASE("a minimum on the boundary is the end of the range itself, still conve
 TEST_CASE("two interior minima: both basins refined, the lower one wins, the message says so") {
   // TM over the task count kappa at this point has local minima near kappa = 0.22 and 11.1
   // (found by a random search of parameter points; the brute force confirms both).
-  Params p;
-  p.alpha = 19.4;
-  p.tau = 1.28;
-  p.rho = 0.87;
-  p.sigma = 0.25;
-  p.lambda = 0.01;
+  const Params p{.alpha = 19.4, .tau = 1.28, .rho = 0.87, .sigma = 0.25, .lambda = 0.01};
   OptimizeOptions o{.objective = Objective::Tm, .over = "kappa", .lo = 0.05, .hi = 50};
   check_against_brute_force(p, o, true);
-  const OptimizeResult r = optimize(p, o);
+  const OptimizeResult r = run(p, o);
   CHECK(r.interior_minima == 2);
   CHECK(r.message.find("the scan saw 2 interior local minima") != std::string::npos);
   CHECK(r.argmin == doctest::Approx(0.2226).epsilon(2e-3));
   // The other basin alone (a range that excludes the global one).
   OptimizeOptions upper{.objective = Objective::Tm, .over = "kappa", .lo = 2, .hi = 50};
-  const OptimizeResult u = optimize(p, upper);
+  const OptimizeResult u = run(p, upper);
   REQUIRE(u.converged());
   CHECK(u.interior_minima == 1);
   CHECK(u.argmin == doctest::Approx(11.10).epsilon(2e-3));
@@ -115,11 +111,11 @@ TEST_CASE("two interior minima: both basins refined, the lower one wins, the mes
 
 TEST_CASE("a linear range (lo = 0) and the JSON layout") {
   OptimizeOptions o{.objective = Objective::Idg, .over = "lambda", .lo = 0, .hi = 5};
-  const OptimizeResult r = optimize(Params{}, o);
+  const OptimizeResult r = run(Params{}, o);
   REQUIRE(r.converged());
   CHECK_FALSE(r.log_scale);
   OptimizeOptions g{.objective = Objective::Idg, .over = "lambda", .lo = 1e-3, .hi = 10};
-  CHECK(r.argmin == doctest::Approx(optimize(Params{}, g).argmin).epsilon(1e-5));
+  CHECK(r.argmin == doctest::Approx(run(Params{}, g).argmin).epsilon(1e-5));
   const auto j = to_json(r);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
@@ -128,22 +124,25 @@ TEST_CASE("a linear range (lo = 0) and the JSON layout") {
                                          "range", "scale", "params"});
   CHECK(j["params"]["lambda"].get<double>() == r.argmin);
   CHECK(j["scale"] == "linear");
+  CHECK(to_text(r).rfind("minimum idg = ", 0) == 0);
 }
 
 TEST_CASE("Brent stopped by its iteration limit is NotConverged with NaN argmin and minimum") {
   OptimizeOptions o{.objective = Objective::Idg, .over = "lambda", .lo = 1e-3, .hi = 10};
   o.max_iterations = 1;
-  const OptimizeResult r = optimize(Params{}, o);
+  const OptimizeResult r = run(Params{}, o);
   CHECK(r.status == icl::numerics::Status::NotConverged);
   CHECK(std::isnan(r.argmin));
   CHECK(std::isnan(r.minimum));
   CHECK(r.message.find("bracket") != std::string::npos);
+  CHECK(to_text(r) == "no minimum (not_converged): " + r.message + " (" +
+                          std::to_string(r.evaluations) + " solves)\n");
 }
 
 TEST_CASE("validate() names the field") {
   const auto field_of = [](const OptimizeOptions& o, const Params& p = Params{}) {
     try {
-      optimize(p, o);
+      run(p, o);
     } catch (const icl::InvalidParams& e) {
       return e.field();
     }

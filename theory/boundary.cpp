@@ -9,12 +9,13 @@
 #include <boost/math/tools/minima.hpp>
 #include <boost/math/tools/toms748_solve.hpp>
 
+#include "numerics/enum_names.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "numerics/parallel.hpp"
 #include "theory/optimize.hpp"
 #include "theory/param_path.hpp"
-#include "theory/serialize.hpp"
+#include "theory/quantity.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::theory {
@@ -24,6 +25,9 @@ using numerics::Status;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string fmt(double v) { return numerics::format_significant(v); }
+
+constexpr std::pair<Criterion, const char*> kCriterionNames[] = {
+    {Criterion::Level, "level"}, {Criterion::Steepest, "steepest"}, {Criterion::Argmin, "argmin"}};
 
 // The search coordinate t: ln x on a log scale, x on a linear one (docs/theory.md §19.1).
 struct Axis {
@@ -50,7 +54,7 @@ struct EvaluationFailed {
 class YSolver {
  public:
   YSolver(const Params& base, const BoundaryOptions& o, const Axis& axis, double h)
-      : base_(base), o_(o), axis_(axis), h_(h) {}
+      : base_(base), o_(o), quantity_(find_quantity(o.quantity)), axis_(axis), h_(h) {}
 
   BoundaryPoint run(double y) {
     BoundaryPoint pt;
@@ -77,7 +81,7 @@ class YSolver {
     const double x = axis_.to_x(t);
     Solution s = solve_near(with_param(at_y_, o_.x, x), o_.solve, &warm);
     ++pt.evaluations;
-    const double v = quantity_value(s, o_.quantity);
+    const double v = quantity_.value(s);
     if (!std::isfinite(v)) throw EvaluationFailed{x, s.message};
     return v;
   }
@@ -94,7 +98,7 @@ class YSolver {
     pt.evaluations += n;
     pts_.clear();
     for (int i = 0; i < n; ++i) {
-      const double f = quantity_value(sols[i], o_.quantity);
+      const double f = quantity_.value(sols[i]);
       if (std::isfinite(f)) pts_.push_back({axis_.to_t(xs[i]), xs[i], f, sols[i].order});
     }
     skipped_ = n - static_cast<int>(pts_.size());
@@ -254,17 +258,11 @@ class YSolver {
   }
 
   void argmin(BoundaryPoint& pt) {
-    OptimizeOptions oo;
-    oo.over = o_.x;
-    oo.lo = axis_.lo;
-    oo.hi = axis_.hi;
-    oo.scan_points = o_.scan_points;
-    oo.bits = o_.bits;
-    oo.max_iterations = o_.max_iterations;
-    oo.solve = o_.solve;
-    const std::string q = o_.quantity;
-    const OptimizeResult r =
-        optimize(at_y_, oo, [&q](const Solution& s) { return quantity_value(s, q); });
+    const OptimizeOptions oo{.over = o_.x, .lo = axis_.lo, .hi = axis_.hi,
+                             .scan_points = o_.scan_points, .bits = o_.bits,
+                             .max_iterations = o_.max_iterations, .solve = o_.solve};
+    const std::string& q = o_.quantity;
+    const OptimizeResult r = theory::run(at_y_, oo, quantity_);
     pt.evaluations = r.evaluations;
     pt.candidates = r.interior_minima;
     if (!r.converged()) {
@@ -289,6 +287,7 @@ class YSolver {
 
   const Params& base_;
   const BoundaryOptions& o_;
+  const Quantity& quantity_;
   const Axis& axis_;
   double h_;
   Params at_y_;
@@ -298,26 +297,18 @@ class YSolver {
 
 }  // namespace
 
-const char* to_string(Criterion c) {
-  switch (c) {
-    case Criterion::Level: return "level";
-    case Criterion::Steepest: return "steepest";
-    case Criterion::Argmin: return "argmin";
-  }
-  return "?";
-}
-
+const char* to_string(Criterion c) { return numerics::name_of(c, kCriterionNames); }
 Criterion criterion_from_string(const std::string& s) {
-  if (s == "level") return Criterion::Level;
-  if (s == "steepest") return Criterion::Steepest;
-  if (s == "argmin") return Criterion::Argmin;
-  throw InvalidParams("criterion", "must be level, steepest or argmin (got '" + s + "')");
+  return numerics::value_of(s, kCriterionNames, "criterion");
 }
 
 void BoundaryOptions::validate() const {
-  check_quantity_name(quantity, "quantity");
+  find_quantity(quantity, "quantity");
   if (criterion == Criterion::Level && !std::isfinite(level))
     throw InvalidParams("level", "the level criterion needs a finite level (got " + fmt(level) + ")");
+  if (criterion != Criterion::Level && !std::isnan(level))
+    throw InvalidParams("level", "only with the level criterion (got criterion " +
+                                     std::string(to_string(criterion)) + ")");
   if (!is_param_name(x)) throw InvalidParams("x", "unknown parameter name '" + x + "'");
   if (!is_param_name(y)) throw InvalidParams("y", "unknown parameter name '" + y + "'");
   if (x == y) throw InvalidParams("y", "must differ from x (both '" + x + "')");
@@ -325,34 +316,22 @@ void BoundaryOptions::validate() const {
   // gamma with tau would overwrite each other (Params::set).
   if ((x == "gamma" && y == "tau") || (x == "tau" && y == "gamma"))
     throw InvalidParams("y", "tau and gamma = tau/kappa cannot be x and y together");
-  const bool lo_nan = std::isnan(lo), hi_nan = std::isnan(hi);
-  if (lo_nan != hi_nan) throw InvalidParams(lo_nan ? "lo" : "hi", "set both ends of the range or neither");
-  if (!lo_nan) validate_range(x, lo, hi, "lo", "hi");
+  validate_search(x, lo, hi, scan_points, bits, max_iterations);
   if (ys.empty() || ys.size() > 100000)
     throw InvalidParams("ys", "needs 1 to 100000 values (got " + std::to_string(ys.size()) + ")");
-  if (scan_points < 5 || scan_points > 100000)
-    throw InvalidParams("scan_points", "must be in [5, 100000] (got " + std::to_string(scan_points) + ")");
-  if (bits < 4 || bits > 52)
-    throw InvalidParams("bits", "must be in [4, 52] (got " + std::to_string(bits) + ")");
-  if (max_iterations < 1 || max_iterations > 100000)
-    throw InvalidParams("max_iterations", "must be in [1, 100000] (got " + std::to_string(max_iterations) + ")");
   if (!(derivative_step > 0 && derivative_step <= 0.1))
     throw InvalidParams("derivative_step", "must be in (0, 0.1] (got " + fmt(derivative_step) + ")");
   if (threads < 0 || threads > 256)
     throw InvalidParams("threads", "must be in [0, 256] (got " + std::to_string(threads) + ")");
 }
 
-BoundaryResult boundary(const Params& base, const BoundaryOptions& options) {
+BoundaryResult run(const Params& base, const BoundaryOptions& options,
+                   const numerics::Progress& progress) {
   options.validate();
   BoundaryResult r;
-  r.criterion = options.criterion;
-  r.quantity = options.quantity;
-  r.x = options.x;
-  r.y = options.y;
-  r.level = options.criterion == Criterion::Level ? options.level : kNaN;
-  r.base = base;
-  std::tie(r.lo, r.hi) = std::isnan(options.lo) ? default_range(options.x, "x")
-                                                : std::make_pair(options.lo, options.hi);
+  r.options = options;
+  r.params = base;
+  std::tie(r.lo, r.hi) = search_range(options.x, options.lo, options.hi, "x");
   r.log_scale = r.lo > 0;
   const Axis axis{options.x, r.lo, r.hi, r.log_scale};
   for (double y : options.ys) {
@@ -380,7 +359,7 @@ BoundaryResult boundary(const Params& base, const BoundaryOptions& options) {
   numerics::parallel_for(
       n, options.threads,
       [&](std::size_t k) { r.points[k] = YSolver(base, options, axis, r.derivative_step).run(options.ys[k]); },
-      options.progress, "y");
+      progress, "y");
 
   int found = 0, none = 0, failed = 0;
   for (const auto& p : r.points) {
@@ -394,59 +373,6 @@ BoundaryResult boundary(const Params& base, const BoundaryOptions& options) {
   if (none > 0) r.message += ", " + std::to_string(none) + " none in range";
   if (failed > 0) r.message += ", " + std::to_string(failed) + " failed";
   return r;
-}
-
-nlohmann::ordered_json to_json(const BoundaryResult& r) {
-  nlohmann::ordered_json j;
-  nlohmann::ordered_json c = {{"type", to_string(r.criterion)}, {"quantity", r.quantity}};
-  if (r.criterion == Criterion::Level) c["level"] = r.level;
-  j["criterion"] = c;
-  j["x"] = r.x;
-  j["y"] = r.y;
-  j["range"] = {r.lo, r.hi};
-  j["scale"] = r.log_scale ? "log" : "linear";
-  if (r.criterion == Criterion::Steepest) j["derivative_step"] = r.derivative_step;
-  j["converged"] = r.converged();
-  j["status"] = numerics::to_string(r.status);
-  j["message"] = r.message;
-  nlohmann::ordered_json pts = nlohmann::ordered_json::array();
-  for (const auto& p : r.points) {
-    nlohmann::ordered_json q;
-    q[r.y] = p.y;
-    // NaN -> null in dump(); kept NaN in the value (Python gets float('nan')) like to_json(Solution).
-    q[r.x] = p.converged() ? nlohmann::ordered_json(p.x) : nlohmann::ordered_json(nullptr);
-    q["value"] = p.value;
-    if (r.criterion == Criterion::Steepest) q["slope"] = p.slope;
-    q["converged"] = p.converged();
-    q["status"] = numerics::to_string(p.status);
-    q["message"] = p.message;
-    q["candidates"] = p.candidates;
-    q["evaluations"] = p.evaluations;
-    pts.push_back(std::move(q));
-  }
-  j["points"] = std::move(pts);
-  j["params"] = to_json(r.base);
-  return j;
-}
-
-std::vector<std::string> boundary_columns(const BoundaryResult& r) {
-  std::vector<std::string> c = {r.y, r.x, "value"};
-  if (r.criterion == Criterion::Steepest) c.push_back("slope");
-  for (const char* s : {"converged", "candidates", "evaluations"}) c.push_back(s);
-  return c;
-}
-
-std::vector<std::vector<double>> boundary_rows(const BoundaryResult& r) {
-  std::vector<std::vector<double>> rows;
-  for (const auto& p : r.points) {
-    std::vector<double> row = {p.y, p.x, p.value};
-    if (r.criterion == Criterion::Steepest) row.push_back(p.slope);
-    row.push_back(p.converged() ? 1.0 : 0.0);
-    row.push_back(p.candidates);
-    row.push_back(p.evaluations);
-    rows.push_back(std::move(row));
-  }
-  return rows;
 }
 
 }  // namespace icl::theory

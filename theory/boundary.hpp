@@ -7,7 +7,7 @@
 //   Steepest  max over x of |d quantity / d t|, t = ln x on a log scale (lo > 0), t = x on a
 //             linear one (central differences of step h; the scan's largest slope refined by
 //             Brent on the slope magnitude)
-//   Argmin    min over x of quantity     (theory::optimize: scan + Brent)
+//   Argmin    min over x of quantity     (theory/optimize.hpp: scan + Brent)
 // A y where the criterion holds nowhere inside the range gets x = NaN (null in JSON) and the
 // reason in its message (status CheckFailed); a y where a solve or a refinement failed gets
 // NaN and NotConverged / NumericalFailure.
@@ -15,8 +15,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "numerics/progress.hpp"
 #include "numerics/status.hpp"
@@ -31,8 +29,9 @@ Criterion criterion_from_string(const std::string& s);  // throws InvalidParams(
 
 struct BoundaryOptions {
   Criterion criterion = Criterion::Steepest;
-  std::string quantity = "idg";  // one of quantity_names() (theory/param_path.hpp)
-  double level = std::numeric_limits<double>::quiet_NaN();  // Level: finite, required
+  std::string quantity = "idg";  // a name of solution_quantities() (theory/quantity.hpp)
+  // Level: finite, required; NaN for the other criteria.
+  double level = std::numeric_limits<double>::quiet_NaN();
   std::string x = "rho";         // the parameter searched, one of Params::names()
   // The x range [lo, hi], lo < hi, inside the parameter's valid values (default_range(x) when
   // both are NaN); log scale when lo > 0, linear otherwise.
@@ -48,8 +47,8 @@ struct BoundaryOptions {
   // the scan spacing.
   double derivative_step = 1e-3;
   SolveOptions solve;            // method (default Saddle), solver tolerances
-  int threads = 1;               // y values in parallel; 0 = all cores; results do not depend on it
-  numerics::Progress progress;   // (done, total, "y") after each y; may be empty
+  // y values in parallel, 0..256 (0 = all cores, as theory::sweep); results do not depend on it.
+  int threads = 0;
 
   // Throws InvalidParams naming the field ("criterion", "quantity", "level", "x", "y", "lo",
   // "hi", "ys", "scan_points", "bits", "max_iterations", "derivative_step", "threads").
@@ -72,14 +71,12 @@ struct BoundaryPoint {
 };
 
 struct BoundaryResult {
-  Criterion criterion = Criterion::Steepest;
-  std::string quantity, x, y;
-  double level = std::numeric_limits<double>::quiet_NaN();
-  double lo = 0, hi = 0;
+  BoundaryOptions options;
+  Params params;               // the base point
+  double lo = 0, hi = 0;       // the x range searched (options.lo, hi or default_range(x))
   bool log_scale = false;
-  double derivative_step = 0;  // h actually used (Steepest), in t
+  double derivative_step = 0;  // h actually used (Steepest, else NaN), in t
   std::vector<BoundaryPoint> points;  // one per ys, in order
-  Params base;
   // Converged when every y has a refined x; CheckFailed when some y has none in range (and none
   // failed); NotConverged when a solve or refinement failed at some y.
   numerics::Status status = numerics::Status::NotConverged;
@@ -88,17 +85,9 @@ struct BoundaryResult {
 };
 
 // Validates the options and every point (base with y = ys[k] and x at lo and hi) first:
-// InvalidParams naming the field.
-BoundaryResult boundary(const Params& base, const BoundaryOptions& options);
-
-// {"criterion": {"type", "quantity"[, "level"]}, "x": NAME, "y": NAME, "range": [lo, hi],
-//  "scale", ["derivative_step",] "converged", "status", "message",
-//  "points": [{"<y>": y, "<x>": x|null, "value", ["slope",] "converged", "status", "message",
-//              "candidates", "evaluations"}], "params"} (params: to_json(Params) of the base).
-nlohmann::ordered_json to_json(const BoundaryResult& r);
-
-// TSV columns: <y>, <x>, value, [slope (Steepest),] converged, candidates, evaluations.
-std::vector<std::string> boundary_columns(const BoundaryResult& r);
-std::vector<std::vector<double>> boundary_rows(const BoundaryResult& r);
+// InvalidParams naming the field. progress(done, total, "y") after each y. The serializers
+// (to_json, to_table) are in theory/serialize.hpp.
+BoundaryResult run(const Params& base, const BoundaryOptions& options,
+                   const numerics::Progress& progress = {});
 
 }  // namespace icl::theory

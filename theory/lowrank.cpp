@@ -11,6 +11,7 @@
 
 #include <ceres/jet.h>
 
+#include "numerics/enum_names.hpp"
 #include "numerics/error.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/spectral_model.hpp"
@@ -20,30 +21,20 @@ namespace icl::theory {
 using numerics::MomentMethod;
 using numerics::Status;
 
-const char* to_string(Method m) {
-  switch (m) {
-    case Method::Saddle: return "saddle";
-    case Method::Reduced: return "reduced";
-    case Method::Letey: return "letey";
-  }
-  return "?";
-}
+namespace {
+constexpr std::pair<Method, const char*> kMethodNames[] = {
+    {Method::Saddle, "saddle"}, {Method::Reduced, "reduced"}, {Method::Letey, "letey"}};
+constexpr std::pair<Regime, const char*> kRegimeNames[] = {
+    {Regime::TaskRich, "task-rich"},
+    {Regime::TaskPoor, "task-poor"},
+    {Regime::Boundary, "boundary"}};
+}  // namespace
 
+const char* to_string(Method m) { return numerics::name_of(m, kMethodNames); }
 Method method_from_string(const std::string& s) {
-  if (s == "saddle") return Method::Saddle;
-  if (s == "reduced") return Method::Reduced;
-  if (s == "letey") return Method::Letey;
-  throw InvalidParams("method", "must be saddle, reduced or letey (got '" + s + "')");
+  return numerics::value_of(s, kMethodNames, "method");
 }
-
-const char* to_string(Regime r) {
-  switch (r) {
-    case Regime::TaskRich: return "task-rich";
-    case Regime::TaskPoor: return "task-poor";
-    case Regime::Boundary: return "boundary";
-  }
-  return "?";
-}
+const char* to_string(Regime r) { return numerics::name_of(r, kRegimeNames); }
 
 Regime regime(const Params& p) {
   p.validate();

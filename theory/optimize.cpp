@@ -9,9 +9,9 @@
 
 #include <boost/math/tools/minima.hpp>
 
+#include "numerics/enum_names.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
-#include "theory/serialize.hpp"
 #include "theory/sweep.hpp"
 
 namespace icl::theory {
@@ -21,16 +21,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string fmt(double v) { return numerics::format_significant(v); }
 
-double objective_value(const Solution& s, Objective o) {
-  if (!s.converged()) return kNaN;
-  switch (o) {
-    case Objective::Tm: return s.error.tm;
-    case Objective::Idg: return s.error.idg;
-    case Objective::Odg: return s.error.odg;
-    case Objective::Shift: return s.test_shift ? s.test_shift->error : kNaN;
-  }
-  return kNaN;
-}
+constexpr std::pair<Objective, const char*> kObjectiveNames[] = {
+    {Objective::Tm, "tm"}, {Objective::Idg, "idg"}, {Objective::Odg, "odg"},
+    {Objective::Shift, "shift"}};
 
 // One evaluation point: value of the parameter and the solution there.
 struct Point {
@@ -40,52 +33,30 @@ struct Point {
 
 }  // namespace
 
-const char* to_string(Objective o) {
-  switch (o) {
-    case Objective::Tm: return "tm";
-    case Objective::Idg: return "idg";
-    case Objective::Odg: return "odg";
-    case Objective::Shift: return "shift";
-  }
-  return "?";
-}
-
+const char* to_string(Objective o) { return numerics::name_of(o, kObjectiveNames); }
 Objective objective_from_string(const std::string& s) {
-  if (s == "tm") return Objective::Tm;
-  if (s == "idg") return Objective::Idg;
-  if (s == "odg") return Objective::Odg;
-  if (s == "shift") return Objective::Shift;
-  throw InvalidParams("objective", "must be tm, idg, odg or shift (got '" + s + "')");
+  return numerics::value_of(s, kObjectiveNames, "objective");
 }
 
 void OptimizeOptions::validate() const {
   if (!is_param_name(over)) throw InvalidParams("over", "unknown parameter name '" + over + "'");
-  const bool lo_nan = std::isnan(lo), hi_nan = std::isnan(hi);
-  if (lo_nan != hi_nan) throw InvalidParams(lo_nan ? "lo" : "hi", "set both ends of the range or neither");
-  if (!lo_nan) validate_range(over, lo, hi, "lo", "hi");
-  if (scan_points < 5 || scan_points > 100000)
-    throw InvalidParams("scan_points", "must be in [5, 100000] (got " + std::to_string(scan_points) + ")");
+  validate_search(over, lo, hi, scan_points, bits, max_iterations);
   if (max_refinements < 1 || max_refinements > 100)
-    throw InvalidParams("max_refinements", "must be in [1, 100] (got " + std::to_string(max_refinements) + ")");
-  if (bits < 4 || bits > 52)
-    throw InvalidParams("bits", "must be in [4, 52] (got " + std::to_string(bits) + ")");
-  if (max_iterations < 1 || max_iterations > 100000)
-    throw InvalidParams("max_iterations", "must be in [1, 100000] (got " + std::to_string(max_iterations) + ")");
+    throw InvalidParams("max_refinements",
+                        "must be in [1, 100] (got " + std::to_string(max_refinements) + ")");
 }
 
-OptimizeResult optimize(const Params& base, const OptimizeOptions& options) {
-  const Objective o = options.objective;
-  return optimize(base, options, [o](const Solution& s) { return objective_value(s, o); });
+OptimizeResult run(const Params& base, const OptimizeOptions& options) {
+  return run(base, options, find_quantity(to_string(options.objective), "objective"));
 }
 
-OptimizeResult optimize(const Params& base, const OptimizeOptions& options,
-                        const std::function<double(const Solution&)>& value) {
+OptimizeResult run(const Params& base, const OptimizeOptions& options, const Quantity& quantity) {
   options.validate();
+  const auto value = [&quantity](const Solution& s) { return quantity.value(s); };
   OptimizeResult r;
-  r.objective = options.objective;
-  r.over = options.over;
-  std::tie(r.lo, r.hi) =
-      std::isnan(options.lo) ? default_range(options.over) : std::make_pair(options.lo, options.hi);
+  r.options = options;
+  r.params = base;
+  std::tie(r.lo, r.hi) = search_range(options.over, options.lo, options.hi, "over");
   r.log_scale = r.lo > 0;
   for (double v : {r.lo, r.hi}) {
     const Params p = with_param(base, options.over, v);
@@ -186,23 +157,6 @@ OptimizeResult optimize(const Params& base, const OptimizeOptions& options,
                  std::to_string(std::min<int>(r.interior_minima, options.max_refinements)) +
                  " refined)";
   return r;
-}
-
-nlohmann::ordered_json to_json(const OptimizeResult& r) {
-  nlohmann::ordered_json j;
-  j["objective"] = to_string(r.objective);
-  j["over"] = r.over;
-  j["argmin"] = r.argmin;
-  j["minimum"] = r.minimum;
-  j["converged"] = r.converged();
-  j["status"] = numerics::to_string(r.status);
-  j["message"] = r.message;
-  j["evaluations"] = r.evaluations;
-  j["interior_minima"] = r.interior_minima;
-  j["range"] = {r.lo, r.hi};
-  j["scale"] = r.log_scale ? "log" : "linear";
-  j["params"] = to_json(r.solution.params);
-  return j;
 }
 
 }  // namespace icl::theory

@@ -9,19 +9,18 @@
 // of the range is reported as such (still Converged: it is the minimizer over the range); the
 // message also says when the scan saw more than one interior local minimum.
 #pragma once
-#include <functional>
 #include <limits>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "numerics/status.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/param_path.hpp"
 #include "theory/params.hpp"
+#include "theory/quantity.hpp"
 
 namespace icl::theory {
 
+// The quantities of theory/quantity.hpp that optimize minimizes: find_quantity(to_string(o)).
 // Shift: the shifted test protocol's error (docs/theory.md §20; needs Params::test_overlap or
 // test_levels).
 enum class Objective { Tm, Idg, Odg, Shift };
@@ -48,9 +47,9 @@ struct OptimizeOptions {
 // default_range(over): theory/param_path.hpp.
 
 struct OptimizeResult {
-  Objective objective = Objective::Idg;
-  std::string over;
-  double lo = 0, hi = 0;
+  OptimizeOptions options;
+  Params params;              // the base point (`over` at the argmin: solution.params)
+  double lo = 0, hi = 0;      // the range searched (options.lo, hi or default_range(over))
   bool log_scale = false;
   double argmin = std::numeric_limits<double>::quiet_NaN();   // NaN unless Converged
   double minimum = std::numeric_limits<double>::quiet_NaN();  // NaN unless Converged
@@ -62,17 +61,12 @@ struct OptimizeResult {
   bool converged() const { return status == numerics::Status::Converged; }
 };
 
-// Validates `base` with `over` at lo and at hi (InvalidParams naming the field) and the options.
-OptimizeResult optimize(const Params& base, const OptimizeOptions& options);
+// Validates `base` with `over` at lo and at hi (InvalidParams naming the field) and the options,
+// then minimizes the objective. The serializers (to_json, to_text) are in theory/serialize.hpp.
+OptimizeResult run(const Params& base, const OptimizeOptions& options);
 
-// The same procedure for any scalar of a Solution (`value`, NaN where not usable), e.g.
-// quantity_value(s, name) of theory/param_path.hpp (theory::boundary's argmin criterion);
+// The same procedure for any quantity of the Solution (theory/boundary.hpp's argmin criterion);
 // options.objective is then only echoed in the result.
-OptimizeResult optimize(const Params& base, const OptimizeOptions& options,
-                        const std::function<double(const Solution&)>& value);
-
-// {"objective", "over", "argmin", "minimum", "converged", "status", "message", "evaluations",
-//  "range": [lo, hi], "scale": "log"|"linear", "params"} (params: to_json(Params) at the argmin).
-nlohmann::ordered_json to_json(const OptimizeResult& r);
+OptimizeResult run(const Params& base, const OptimizeOptions& options, const Quantity& quantity);
 
 }  // namespace icl::theory

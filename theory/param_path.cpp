@@ -1,5 +1,4 @@
-// One parameter of Params as a coordinate; the quantities of a Solution by name
-// (docs/theory.md §18.1, §19.1).
+// One parameter of Params as a coordinate (docs/theory.md §18.1, §19.1).
 #include "theory/param_path.hpp"
 
 #include <algorithm>
@@ -8,17 +7,11 @@
 
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
-#include "theory/serialize.hpp"
 
 namespace icl::theory {
 namespace {
 
 std::string fmt(double v) { return numerics::format_significant(v); }
-
-// The bookkeeping columns of solution_columns() that are not quantities of the theory.
-bool bookkeeping(const std::string& c) {
-  return c == "converged" || c == "residual" || c == "iterations";
-}
 
 }  // namespace
 
@@ -59,12 +52,29 @@ void validate_range(const std::string& name, double lo, double hi, const std::st
     throw InvalidParams(hi_field, name + " must be <= " + fmt(d.upper) + " (got " + fmt(hi) + ")");
 }
 
+void validate_search(const std::string& name, double lo, double hi, int scan_points, int bits,
+                     int max_iterations) {
+  const bool lo_nan = std::isnan(lo), hi_nan = std::isnan(hi);
+  if (lo_nan != hi_nan)
+    throw InvalidParams(lo_nan ? "lo" : "hi", "set both ends of the range or neither");
+  if (!lo_nan) validate_range(name, lo, hi, "lo", "hi");
+  const auto in = [](const char* field, int v, int a, int b) {
+    if (v < a || v > b)
+      throw InvalidParams(field, "must be in [" + std::to_string(a) + ", " + std::to_string(b) +
+                                     "] (got " + std::to_string(v) + ")");
+  };
+  in("scan_points", scan_points, 5, 100000);
+  in("bits", bits, 4, 52);
+  in("max_iterations", max_iterations, 1, 100000);
+}
+
+std::pair<double, double> search_range(const std::string& name, double lo, double hi,
+                                       const std::string& field) {
+  return std::isnan(lo) ? default_range(name, field) : std::make_pair(lo, hi);
+}
+
 Params with_param(const Params& base, const std::string& name, double v) {
-  if (name == "rho" && !base.task_spectrum.empty())
-    throw InvalidParams("rho", "cannot vary with a task spectrum: the spectrum is the whole task "
-                               "covariance and does not change with rho (build one spectrum "
-                               "per rho instead)");
-  Params p = base;
+  Params p = base;  // Params::set refuses rho under a task spectrum
   p.set(name, v);
   return p;
 }
@@ -83,49 +93,6 @@ Solution solve_near(const Params& p, const SolveOptions& options, const OrderPar
     if (again.converged() || again.residual_norm < s.residual_norm) s = std::move(again);
   }
   return s;
-}
-
-const std::vector<std::string>& quantity_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> n;
-    for (const auto& c : solution_columns(true))
-      if (!bookkeeping(c)) n.push_back(c);
-    n.push_back("bayes_idg");
-    n.push_back("bayes_odg");
-    n.push_back("bayes_shift");
-    return n;
-  }();
-  return names;
-}
-
-bool is_quantity_name(const std::string& name) {
-  const auto& n = quantity_names();
-  return std::find(n.begin(), n.end(), name) != n.end();
-}
-
-void check_quantity_name(const std::string& name, const std::string& field) {
-  if (!is_quantity_name(name))
-    throw InvalidParams(field, "unknown quantity '" + name + "' (one of tm idg odg, tm_algo ... "
-                               "odg_struct, the order parameters, z, e, shift ... shift_struct, "
-                               "bayes_idg, bayes_odg, bayes_shift)");
-}
-
-double quantity_value(const Solution& s, const std::string& name, const std::string& field) {
-  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  // The common ones without building the row.
-  if (name == "tm") return s.converged() ? s.error.tm : nan;
-  if (name == "idg") return s.converged() ? s.error.idg : nan;
-  if (name == "odg") return s.converged() ? s.error.odg : nan;
-  // The Bayes baselines depend on the parameters only, but a point whose solve failed is not
-  // used as a value either (one rule for every quantity).
-  if (name == "bayes_idg") return s.converged() ? s.bayes_optimal.idg : nan;
-  if (name == "bayes_odg") return s.converged() ? s.bayes_optimal.odg : nan;
-  if (name == "bayes_shift") return s.converged() ? s.bayes_optimal.shift : nan;
-  // The shift columns are NaN without a shifted test protocol (docs/theory.md §20).
-  static const std::vector<std::string> columns = solution_columns(true);
-  const auto it = std::find(columns.begin(), columns.end(), name);
-  if (it == columns.end() || bookkeeping(name)) check_quantity_name(name, field);  // throws
-  return solution_row(s, true)[static_cast<std::size_t>(it - columns.begin())];
 }
 
 }  // namespace icl::theory

@@ -1,7 +1,7 @@
 // One parameter of Params as a coordinate (docs/theory.md §18.1, §19.1): its valid values, a
-// default search range, the log or linear scale of a search, a solve at one of its values with a
-// warm-start fallback, and the scalar quantities of a Solution that a search can target. Shared by
-// theory::optimize and theory::boundary.
+// default search range, the log or linear scale of a search, and a solve at one of its values
+// with a warm-start fallback. Shared by theory/sweep.hpp, optimize.hpp and boundary.hpp (the
+// quantities they search on are in theory/quantity.hpp).
 #pragma once
 #include <string>
 #include <utility>
@@ -34,10 +34,19 @@ std::pair<double, double> default_range(const std::string& name, const std::stri
 void validate_range(const std::string& name, double lo, double hi, const std::string& lo_field,
                     const std::string& hi_field);
 
+// The options a search along `name` shares (theory/optimize.hpp, theory/boundary.hpp,
+// docs/theory.md §18.1, §19.1): the range [lo, hi] (both NaN for default_range(name), else
+// validate_range), scan_points in [5, 100000], bits in [4, 52], max_iterations in [1, 100000];
+// throws InvalidParams naming "lo", "hi", "scan_points", "bits" or "max_iterations".
+void validate_search(const std::string& name, double lo, double hi, int scan_points, int bits,
+                     int max_iterations);
+// The range a search uses: [lo, hi], or default_range(name, field) when both are NaN.
+std::pair<double, double> search_range(const std::string& name, double lo, double hi,
+                                       const std::string& field);
+
 // base with `name` set to v (Params::set: gamma sets tau, kappa keeps tau): a point of a
-// sweep, grid, scan or boundary. Varying rho under a task_spectrum throws InvalidParams("rho"):
-// the spectrum, fixed when it was built, is the whole task covariance and rho would change
-// nothing (docs/theory.md §12.1).
+// sweep, grid, scan or boundary. Varying rho under a task_spectrum throws InvalidParams("rho")
+// (Params::set: the spectrum, fixed when it was built, is the whole task covariance).
 Params with_param(const Params& base, const std::string& name, double v);
 
 // Validates p as the method needs (Letey: validate(); otherwise validate_for_saddle_point()).
@@ -47,19 +56,5 @@ void validate_for(const Params& p, Method method);
 // more from the order parameters `warm` (a converged neighbour), keeping the better attempt
 // (converged first, then the smaller residual).
 Solution solve_near(const Params& p, const SolveOptions& options, const OrderParams* warm);
-
-// The scalars of a Solution that a search can target: the TSV columns of a sweep
-// (solution_columns(): tm idg odg, the nine decomposition pieces tm_algo ... odg_struct, the
-// order parameters q m chi qbar chibar mbar m0 q0 qhat mhat chihat qbarhat chibarhat, z, e, the
-// shifted protocol's shift shift_algo shift_mem shift_struct, NaN without one, docs/theory.md
-// §20) without the bookkeeping columns converged/residual/iterations, plus bayes_idg, bayes_odg
-// and bayes_shift (Solution::bayes_optimal, docs/theory.md §17).
-const std::vector<std::string>& quantity_names();
-bool is_quantity_name(const std::string& name);
-// Throws InvalidParams(field) naming the quantities unless is_quantity_name(name).
-void check_quantity_name(const std::string& name, const std::string& field = "quantity");
-// The quantity at s; NaN when s did not converge (or the method does not define it). Throws
-// InvalidParams(field) for an unknown name.
-double quantity_value(const Solution& s, const std::string& name, const std::string& field = "quantity");
 
 }  // namespace icl::theory

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "numerics/status.hpp"
+#include "theory/quantity.hpp"
 
 namespace icl::theory {
 namespace {
@@ -14,27 +15,13 @@ nlohmann::ordered_json components(const Components& c) {
   return {{"algo", c.algo}, {"mem", c.mem}, {"struct", c.structural}};
 }
 
-// The order parameters with their names, in the documented order.
-std::vector<std::pair<const char*, double>> order_fields(const OrderParams& o) {
-  return {{"q", o.q},         {"m", o.m},           {"chi", o.chi},         {"qbar", o.qbar},
-          {"chibar", o.chibar}, {"mbar", o.mbar},   {"m0", o.m0},           {"q0", o.q0},
-          {"qhat", o.qhat},   {"mhat", o.mhat},     {"chihat", o.chihat},   {"qbarhat", o.qbarhat},
-          {"chibarhat", o.chibarhat}};
-}
-
-bool ridgeless_only(const char* name) {
-  // Letey/Lu is ridgeless: the conjugates vanish and chi, chibar diverge as lambda -> 0+ below
-  // the interpolation threshold; they are not reported for that method.
-  const std::string n = name;
-  return n == "chi" || n == "chibar" || n == "qhat" || n == "mhat" || n == "chihat" ||
-         n == "qbarhat" || n == "chibarhat";
-}
-
+// The order parameters in the documented order; the ridgeless Letey/Lu method leaves some
+// undefined (kOrderFields, theory/quantity.hpp).
 nlohmann::ordered_json order_json(const OrderParams& o, Method method) {
   nlohmann::ordered_json order = nlohmann::ordered_json::object();
-  for (const auto& [name, v] : order_fields(o)) {
-    if (method == Method::Letey && ridgeless_only(name)) continue;
-    order[name] = v;
+  for (const OrderField& f : kOrderFields) {
+    if (method == Method::Letey && f.undefined_for_letey) continue;
+    order[f.name] = o.*f.member;
   }
   return order;
 }
@@ -202,38 +189,27 @@ bool any_test_shift(const std::vector<Solution>& solutions) {
   return false;
 }
 
+namespace {
+
+// The quantities that are columns of a table with or without the shift columns.
+bool is_column(const Quantity& q, bool test_shift) {
+  return q.column == Column::Always || (test_shift && q.column == Column::TestShift);
+}
+
+}  // namespace
+
 std::vector<std::string> solution_columns(bool test_shift) {
-  std::vector<std::string> c = {"converged", "residual", "iterations", "tm", "idg", "odg",
-                                "tm_algo", "tm_mem", "tm_struct", "idg_algo", "idg_mem",
-                                "idg_struct", "odg_algo", "odg_mem", "odg_struct"};
-  for (const auto& [name, v] : order_fields({})) c.push_back(name);
-  c.push_back("z");
-  c.push_back("e");
-  if (test_shift)
-    for (const char* n : {"shift", "shift_algo", "shift_mem", "shift_struct"}) c.push_back(n);
+  std::vector<std::string> c = {"converged", "residual", "iterations"};
+  for (const Quantity& q : solution_quantities())
+    if (is_column(q, test_shift)) c.push_back(q.name);
   return c;
 }
 
 std::vector<double> solution_row(const Solution& s, bool test_shift) {
-  const bool ok = s.converged();
-  const double nan = std::nan("");
-  auto val = [&](double v) { return ok ? v : nan; };
-  const auto& d = s.decomposition;
-  std::vector<double> r = {ok ? 1.0 : 0.0, s.residual_norm, static_cast<double>(s.iterations),
-                           val(s.error.tm), val(s.error.idg), val(s.error.odg),
-                           val(d.tm.algo), val(d.tm.mem), val(d.tm.structural),
-                           val(d.idg.algo), val(d.idg.mem), val(d.idg.structural),
-                           val(d.odg.algo), val(d.odg.mem), val(d.odg.structural)};
-  for (const auto& [name, v] : order_fields(s.order))
-    r.push_back(s.method == Method::Letey && ridgeless_only(name) ? nan : val(v));
-  r.push_back(val(s.z));
-  r.push_back(val(s.e));
-  if (test_shift) {
-    const bool has = ok && s.test_shift;
-    const TestShift t = has ? *s.test_shift : TestShift{};
-    for (double v : {t.error, t.decomposition.algo, t.decomposition.mem, t.decomposition.structural})
-      r.push_back(has ? v : nan);
-  }
+  std::vector<double> r = {s.converged() ? 1.0 : 0.0, s.residual_norm,
+                           static_cast<double>(s.iterations)};
+  for (const Quantity& q : solution_quantities())
+    if (is_column(q, test_shift)) r.push_back(q.value(s));
   return r;
 }
 
@@ -313,6 +289,86 @@ std::vector<double> finite_dim_row(const FiniteDimResult* r) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   if (r == nullptr || !r->converged()) return {nan, nan, nan};
   return {r->error.tm, r->error.idg, r->error.odg};
+}
+
+nlohmann::ordered_json to_json(const OptimizeResult& r) {
+  nlohmann::ordered_json j;
+  j["objective"] = to_string(r.options.objective);
+  j["over"] = r.options.over;
+  j["argmin"] = r.argmin;
+  j["minimum"] = r.minimum;
+  j["converged"] = r.converged();
+  j["status"] = numerics::to_string(r.status);
+  j["message"] = r.message;
+  j["evaluations"] = r.evaluations;
+  j["interior_minima"] = r.interior_minima;
+  j["range"] = {r.lo, r.hi};
+  j["scale"] = r.log_scale ? "log" : "linear";
+  j["params"] = to_json(r.solution.params);
+  return j;
+}
+
+std::string to_text(const OptimizeResult& r) {
+  using numerics::format_number;
+  const std::string solves = std::to_string(r.evaluations) + " solves";
+  if (!r.converged())
+    return std::string("no minimum (") + numerics::to_string(r.status) + "): " + r.message +
+           " (" + solves + ")\n";
+  return std::string("minimum ") + to_string(r.options.objective) + " = " +
+         format_number(r.minimum) + " at " + r.options.over + " = " + format_number(r.argmin) +
+         " (" + r.message + "; " + solves + ")\n";
+}
+
+nlohmann::ordered_json to_json(const BoundaryResult& r) {
+  const BoundaryOptions& o = r.options;
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json c = {{"type", to_string(o.criterion)}, {"quantity", o.quantity}};
+  if (o.criterion == Criterion::Level) c["level"] = o.level;
+  j["criterion"] = c;
+  j["x"] = o.x;
+  j["y"] = o.y;
+  j["range"] = {r.lo, r.hi};
+  j["scale"] = r.log_scale ? "log" : "linear";
+  if (o.criterion == Criterion::Steepest) j["derivative_step"] = r.derivative_step;
+  j["converged"] = r.converged();
+  j["status"] = numerics::to_string(r.status);
+  j["message"] = r.message;
+  nlohmann::ordered_json pts = nlohmann::ordered_json::array();
+  for (const auto& p : r.points) {
+    nlohmann::ordered_json q;
+    q[o.y] = p.y;
+    // NaN -> null in dump(); kept NaN in the value (Python gets float('nan')), as in
+    // to_json(Solution).
+    q[o.x] = p.converged() ? nlohmann::ordered_json(p.x) : nlohmann::ordered_json(nullptr);
+    q["value"] = p.value;
+    if (o.criterion == Criterion::Steepest) q["slope"] = p.slope;
+    q["converged"] = p.converged();
+    q["status"] = numerics::to_string(p.status);
+    q["message"] = p.message;
+    q["candidates"] = p.candidates;
+    q["evaluations"] = p.evaluations;
+    pts.push_back(std::move(q));
+  }
+  j["points"] = std::move(pts);
+  j["params"] = to_json(r.params);
+  return j;
+}
+
+numerics::Table to_table(const BoundaryResult& r) {
+  const bool steepest = r.options.criterion == Criterion::Steepest;
+  numerics::Table t;
+  t.columns = {r.options.y, r.options.x, "value"};
+  if (steepest) t.columns.push_back("slope");
+  for (const char* s : {"converged", "candidates", "evaluations"}) t.columns.push_back(s);
+  for (const auto& p : r.points) {
+    std::vector<double> row = {p.y, p.x, p.value};
+    if (steepest) row.push_back(p.slope);
+    row.push_back(p.converged() ? 1.0 : 0.0);
+    row.push_back(p.candidates);
+    row.push_back(p.evaluations);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
 }
 
 }  // namespace icl::theory

@@ -1,13 +1,18 @@
-// The one serializer of the theory's result types: JSON (the `icl solve --json` layout, also
-// Python's to_dict()), text (`icl solve`), and the TSV columns shared by sweeps and phase grids.
+// The one serializer of the theory's result types, on top of the rest of theory/: JSON (the
+// `icl solve --json` layout, also Python's to_dict()), text (`icl solve`), the TSV columns shared
+// by sweeps and phase grids (built from theory/quantity.hpp), and the results of optimize and
+// boundary.
 #pragma once
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "numerics/table.hpp"
+#include "theory/boundary.hpp"
 #include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/optimize.hpp"
 #include "theory/params.hpp"
 
 namespace icl::theory {
@@ -34,10 +39,11 @@ nlohmann::ordered_json to_json_block(const Solution& s, const std::string& key);
 // Without converged(): the status and message only, no values.
 std::string to_text(const Solution& s);
 
-// Columns after the parameters: converged, residual, iterations, tm, idg, odg, the nine
+// Columns after the parameters: converged, residual, iterations, then the quantities of
+// solution_quantities() that are columns (theory/quantity.hpp): tm, idg, odg, the nine
 // decomposition pieces, the order parameters, z, e, and with test_shift the shifted protocol's
 // shift, shift_algo, shift_mem, shift_struct (docs/theory.md §20). A failed point gets nan
-// values, a point without a shifted protocol nan shift columns.
+// values, a point without a shifted protocol nan shift columns (Quantity::value).
 std::vector<std::string> solution_columns(bool test_shift = false);
 std::vector<double> solution_row(const Solution& s, bool test_shift = false);
 // Whether a table of these solutions needs the shift columns (any of them has a shifted protocol).
@@ -60,5 +66,23 @@ std::string to_text(const FiniteDimResult& r);
 // a point the finite-D theory does not cover (r == nullptr).
 std::vector<std::string> finite_dim_columns();
 std::vector<double> finite_dim_row(const FiniteDimResult* r);
+
+// Optimal hyperparameters (docs/theory.md §18), the `icl optimize --json` layout:
+// {"objective", "over", "argmin", "minimum", "converged", "status", "message", "evaluations",
+//  "interior_minima", "range": [lo, hi], "scale": "log"|"linear", "params"} (params:
+// to_json(Params) at the argmin).
+nlohmann::ordered_json to_json(const OptimizeResult& r);
+// `icl optimize`: "minimum idg = V at lambda = X (message; N solves)", numbers in full
+// precision; without converged() "no minimum (status): message (N solves)".
+std::string to_text(const OptimizeResult& r);
+
+// Phase boundaries (docs/theory.md §19), the `icl boundary --json` layout:
+// {"criterion": {"type", "quantity"[, "level"]}, "x": NAME, "y": NAME, "range": [lo, hi],
+//  "scale", ["derivative_step",] "converged", "status", "message",
+//  "points": [{"<y>": y, "<x>": x|null, "value", ["slope",] "converged", "status", "message",
+//              "candidates", "evaluations"}], "params"} (params: to_json(Params) of the base).
+nlohmann::ordered_json to_json(const BoundaryResult& r);
+// The TSV: <y>, <x>, value, [slope (Steepest),] converged, candidates, evaluations; one row per y.
+numerics::Table to_table(const BoundaryResult& r);
 
 }  // namespace icl::theory

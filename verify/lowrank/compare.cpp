@@ -10,6 +10,7 @@
 
 #include "numerics/error.hpp"
 #include "numerics/timing.hpp"
+#include "theory/quantity.hpp"
 
 namespace icl::verify::lowrank {
 
@@ -20,17 +21,18 @@ std::string Quantity::short_name() const {
 
 const std::vector<Quantity>& compared_quantities() {
   using R = SimulationResult;
-  using S = theory::Solution;
+  // The theory's side is the quantity of the same short name (theory/quantity.hpp).
+  const auto th = [](const char* name) { return theory::find_quantity(name).of; };
   static const std::vector<Quantity> q = {
-      {"error.tm", [](const R& r) { return &r.error.tm; }, [](const S& s) { return s.error.tm; }},
-      {"error.idg", [](const R& r) { return &r.error.idg; }, [](const S& s) { return s.error.idg; }},
-      {"error.odg", [](const R& r) { return &r.error.odg; }, [](const S& s) { return s.error.odg; }},
-      {"order.m", [](const R& r) { return &r.order.m; }, [](const S& s) { return s.order.m; }},
-      {"order.q", [](const R& r) { return &r.order.q; }, [](const S& s) { return s.order.q; }},
-      {"order.mbar", [](const R& r) { return &r.order.mbar; }, [](const S& s) { return s.order.mbar; }},
-      {"order.qbar", [](const R& r) { return &r.order.qbar; }, [](const S& s) { return s.order.qbar; }},
-      {"order.m0", [](const R& r) { return &r.order.m0; }, [](const S& s) { return s.order.m0; }},
-      {"order.q0", [](const R& r) { return &r.order.q0; }, [](const S& s) { return s.order.q0; }},
+      {"error.tm", [](const R& r) { return &r.error.tm; }, th("tm")},
+      {"error.idg", [](const R& r) { return &r.error.idg; }, th("idg")},
+      {"error.odg", [](const R& r) { return &r.error.odg; }, th("odg")},
+      {"order.m", [](const R& r) { return &r.order.m; }, th("m")},
+      {"order.q", [](const R& r) { return &r.order.q; }, th("q")},
+      {"order.mbar", [](const R& r) { return &r.order.mbar; }, th("mbar")},
+      {"order.qbar", [](const R& r) { return &r.order.qbar; }, th("qbar")},
+      {"order.m0", [](const R& r) { return &r.order.m0; }, th("m0")},
+      {"order.q0", [](const R& r) { return &r.order.q0; }, th("q0")},
   };
   return q;
 }
@@ -38,9 +40,7 @@ const std::vector<Quantity>& compared_quantities() {
 Quantity shift_quantity() {
   return {"error.shift",
           [](const SimulationResult& r) { return r.shift ? &*r.shift : nullptr; },
-          [](const theory::Solution& s) {
-            return s.test_shift ? s.test_shift->error : std::numeric_limits<double>::quiet_NaN();
-          }};
+          theory::find_quantity("shift").of};
 }
 
 namespace {
