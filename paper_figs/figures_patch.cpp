@@ -90,9 +90,29 @@ const P::TrainRunResult& trained_plain(const Settings& s) {
   if (it != cache.end()) return it->second;
   P::TrainRunOptions o;
   o.model.spec = plain_spec(s);
-  o.seed = s.seed;
+  o.base_seed = s.seed;
   o.training = plain_train_options(s);
-  return cache.emplace(key, P::run_train(o, reporter(s, "train one-block model"))).first->second;
+  return cache.emplace(key, P::run(o, reporter(s, "train one-block model"))).first->second;
+}
+
+// The sidecar keys of a figure on the trained one-block model: the model and its training.
+void trained_meta(DataTable& tab, const P::TrainRunResult& t) {
+  tab.meta["model"] = plain(P::to_json(t.weights.config));
+  tab.meta["training"] = training_meta(t.training);
+}
+
+// The 10-layer models of figures 9 and 17 (d = 2): `width`, `heads` heads of `head_dim` (2 with
+// --quick), MLP `hidden` (`quick_hidden` with --quick).
+P::ModelSpec deep_spec(const Settings& s, int width, int heads, int head_dim, int hidden,
+                       int quick_hidden) {
+  P::ModelSpec m;
+  m.d = 2;
+  m.layers = 10;
+  m.width = width;
+  m.heads = s.quick ? 2 : heads;
+  m.head_dim = head_dim;
+  m.mlp_hidden = s.quick ? quick_hidden : hidden;
+  return m;
 }
 
 }  // namespace
@@ -112,9 +132,8 @@ FigureData fig_patch_loss(const Settings& s) {
                         r.patch_max_rel});
   }
   tab.meta = base_meta(s, 8, "training log: eval loss with context and of the patched model");
-  tab.meta["model"] = plain(P::to_json(t.config));
+  trained_meta(tab, t);
   tab.meta["init_seed"] = numerics::derive_seed(s.seed, "weights");
-  tab.meta["training"] = training_meta(t.training);
   tab.meta["rel_diff"] =
       "|eval_loss_patched - eval_loss| / eval_loss on the fixed evaluation prompts; "
       "patch_max_rel = largest relative output difference over those prompts";
@@ -127,15 +146,9 @@ FigureData fig_patch_loss(const Settings& s) {
 
 FigureData fig_patch_layers(const Settings& s) {
   P::CheckOptions o;
-  P::ModelSpec& m = o.model.spec;
-  m.d = 2;
-  m.layers = 10;
-  m.width = 32;
-  m.heads = s.quick ? 2 : 4;
-  m.head_dim = 8;
-  m.mlp_hidden = s.quick ? 32 : 64;
-  m.pre_ln = true;
-  o.seed = figure_seed(s, "patch_layers");
+  o.model.spec = deep_spec(s, 32, 4, 8, 64, 32);
+  o.model.spec.block.kind = P::BlockKind::PreLn;
+  o.base_seed = figure_seed(s, "patch_layers");
   if (!s.quick) {
     o.training.steps = 300;
     o.training.n_ctx = 30;
@@ -148,7 +161,7 @@ FigureData fig_patch_layers(const Settings& s) {
   }
   o.context = s.quick ? 10 : 30;
   o.prompts = s.quick ? 3 : 16;
-  const P::CheckResult r = P::run_check(o, reporter(s, "patch_layers"));
+  const P::CheckResult r = P::run(o, reporter(s, "patch_layers"));
   DataTable tab;
   tab.stem = "patch_layers";
   tab.columns = {"layer",           "f64_max_rel",   "f32_max_rel",   "first_only_max_rel",
@@ -164,8 +177,8 @@ FigureData fig_patch_layers(const Settings& s) {
   }
   tab.meta = base_meta(s, 9, "relative difference of the representation after each block, "
                              "full context vs patched query-only (max over prompts)");
-  tab.meta["model"] = plain(P::to_json(r.config));
-  tab.meta["seed"] = o.seed;
+  tab.meta["model"] = plain(P::to_json(r.model.config));
+  tab.meta["seed"] = o.base_seed;
   tab.meta["trained"] = r.training.has_value();
   tab.meta["training"] = r.training ? training_meta(*r.training) : nlohmann::json(nullptr);
   tab.meta["prompts"] = o.prompts;
@@ -191,10 +204,10 @@ FigureData fig_patch_layers(const Settings& s) {
 FigureData fig_patch_steps(const Settings& s) {
   P::DynamicsOptions o;
   o.model.spec = plain_spec(s);
-  o.seed = figure_seed(s, "patch_steps");
+  o.base_seed = figure_seed(s, "patch_steps");
   o.context = s.quick ? 24 : 200;
   o.prompts = s.quick ? 3 : 16;
-  const P::DynamicsResult r = P::run_dynamics(o, reporter(s, "patch_steps"));
+  const P::DynamicsResult r = P::run(o, reporter(s, "patch_steps"));
   nlohmann::json checks = nlohmann::json::object(), fits = nlohmann::json::object();
   std::vector<double> fitline[2];
   const std::pair<const char*, const P::DynamicsModel*> models[2] = {{"attention", &r.attention},
@@ -230,7 +243,7 @@ FigureData fig_patch_steps(const Settings& s) {
   tab.meta = base_meta(s, 10, "||dW_i - dW_{i-1}||_F against token index i (mean and s.e. over "
                               "prompts), random weights");
   tab.meta["weights"] = "random initialization, not trained";
-  tab.meta["seed"] = o.seed;
+  tab.meta["seed"] = o.base_seed;
   tab.meta["context"] = o.context;
   tab.meta["prompts"] = o.prompts;
   tab.meta["status"] = numerics::to_string(r.status);
@@ -246,22 +259,21 @@ FigureData fig_patch_steps(const Settings& s) {
 FigureData fig_patch_align(const Settings& s) {
   const P::TrainRunResult& t = trained_plain(s);
   P::AlignOptions o;
-  o.seed = figure_seed(s, "patch_align");
+  o.base_seed = figure_seed(s, "patch_align");
   o.steps = s.quick ? std::vector<int>{1, 5, 20} : std::vector<int>{1, 2, 5, 10, 20, 50, 100, 200};
   o.lr = 0.01;
   o.prompts = s.quick ? 4 : 32;
   o.context = t.training.options.n_ctx;
-  const P::AlignResult r = P::run_align(t.weights, o, reporter(s, "patch_align"));
-  const P::TableData table = P::to_table(r);
+  const P::AlignResult r = P::run(t.weights, o, reporter(s, "patch_align"));
+  numerics::Table table = P::to_table(r);
   DataTable tab;
   tab.stem = "patch_align";
-  tab.columns = table.columns;
-  tab.rows = table.rows;
+  tab.columns = std::move(table.columns);
+  tab.rows = std::move(table.rows);
   tab.meta = base_meta(s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)");
-  tab.meta["model"] = plain(P::to_json(t.config));
-  tab.meta["training"] = training_meta(t.training);
+  trained_meta(tab, t);
   tab.meta["align"] = {{"sgd_lr", o.lr}, {"prompts", o.prompts}, {"context", o.context},
-                       {"seed", o.seed}, {"steps", o.steps}};
+                       {"seed", o.base_seed}, {"steps", o.steps}};
   nlohmann::json protocols = nlohmann::json::array();
   for (const P::AlignCurve& c : r.curves) {
     nlohmann::json pj = plain(P::to_json(c));
@@ -285,13 +297,13 @@ FigureData fig_patch_align(const Settings& s) {
 FigureData fig_thought_patch(const Settings& s) {
   const P::TrainRunResult& t = trained_plain(s);
   P::ThoughtOptions o;
-  o.seed = figure_seed(s, "thought_patch");
+  o.base_seed = figure_seed(s, "thought_patch");
   o.m_values = {1, 4, 16, 64, 256};
   o.heldout = s.quick ? 64 : 256;
   o.ridge = 1e-6;
   o.prompts = s.quick ? 3 : 16;
   o.context = t.training.options.n_ctx;
-  const P::ThoughtResult r = P::run_thought(t.weights, o, reporter(s, "thought_patch"));
+  const P::ThoughtResult r = P::run(t.weights, o, reporter(s, "thought_patch"));
   DataTable tab;
   tab.stem = "thought_patch";
   tab.columns = {"m"};
@@ -310,11 +322,10 @@ FigureData fig_thought_patch(const Settings& s) {
   }
   tab.meta = base_meta(s, 12, "thought patch: MSE between the patched query-only output and the "
                               "full-context output, mean and s.e. over contexts");
-  tab.meta["model"] = plain(P::to_json(t.config));
-  tab.meta["training"] = training_meta(t.training);
+  trained_meta(tab, t);
   tab.meta["thought"] = {{"m_values", o.m_values}, {"heldout", o.heldout},
                          {"ridge", o.ridge},       {"contexts", o.prompts},
-                         {"context", o.context},   {"seed", o.seed},
+                         {"context", o.context},   {"seed", o.base_seed},
                          {"seed_rule", "contexts: derive_seed(seed, \"prompts\"); queries of "
                                        "context k: derive_seed(seed, \"calibration\", k)"}};
   tab.meta["status"] = numerics::to_string(r.status);
@@ -329,44 +340,32 @@ FigureData fig_thought_patch(const Settings& s) {
 // do not depend on training; figure 9 shows a trained Pre-LN stack), `run_check` with its float32
 // pass and controls, seed derive_seed(base_seed, "patch_blocks", k) for kind k.
 FigureData fig_patch_blocks(const Settings& s) {
-  struct Kind { P::BlockKind block; P::NormChoice norm; const char* mlp; };
-  const std::vector<Kind> kinds = {
-      {P::BlockKind::Plain, P::NormChoice::None, "gelu"},
-      {P::BlockKind::Residual, P::NormChoice::None, "gelu"},
-      {P::BlockKind::PreNorm, P::NormChoice::LayerNorm, "gelu"},
-      {P::BlockKind::PreNorm, P::NormChoice::RmsNorm, "swiglu"},
-      {P::BlockKind::PostNorm, P::NormChoice::LayerNorm, "gelu"},
-      {P::BlockKind::PostNorm, P::NormChoice::RmsNorm, "swiglu"},
-      {P::BlockKind::Parallel, P::NormChoice::LayerNorm, "geglu"},
-      {P::BlockKind::Parallel, P::NormChoice::RmsNorm, "swiglu"}};
+  using B = P::BlockKind;
+  using N = P::Norm;
+  using M = P::Mlp;
+  const std::vector<P::Block> kinds = {
+      {B::Plain, N::None, M::Gelu},       {B::Residual, N::None, M::Gelu},
+      {B::PreLn, N::LayerNorm, M::Gelu},  {B::PreLn, N::RmsNorm, M::SwiGlu},
+      {B::PostLn, N::LayerNorm, M::Gelu}, {B::PostLn, N::RmsNorm, M::SwiGlu},
+      {B::Parallel, N::LayerNorm, M::GeGlu}, {B::Parallel, N::RmsNorm, M::SwiGlu}};
   DataTable tab;
   tab.stem = "patch_blocks";
   tab.columns = {"kind", "layer", "f64_max_rel", "f32_max_rel", "weight_only_max_rel"};
   nlohmann::json names = nlohmann::json::array(), finals = nlohmann::json::array();
   for (std::size_t k = 0; k < kinds.size(); ++k) {
     P::CheckOptions o;
-    P::ModelSpec& m = o.model.spec;
-    m.d = 2;
-    m.layers = 10;
-    m.width = 16;
-    m.heads = s.quick ? 2 : 4;
-    m.head_dim = 4;
-    m.mlp_hidden = s.quick ? 16 : 64;
-    m.block = kinds[k].block;
-    m.norm = kinds[k].norm;
-    m.set_mlp(kinds[k].mlp);
-    o.seed = numerics::derive_seed(s.seed, "patch_blocks", k);
+    o.model.spec = deep_spec(s, 16, 4, 4, 64, 16);
+    o.model.spec.block = kinds[k];
+    o.base_seed = numerics::derive_seed(s.seed, "patch_blocks", k);
     o.context = s.quick ? 10 : 30;
     o.prompts = s.quick ? 2 : 8;
-    const P::CheckResult r = P::run_check(o, reporter(s, "patch_blocks"));
+    const P::CheckResult r = P::run(o, reporter(s, "patch_blocks"));
     const bool own_control = r.weight_only.given_model;  // plain blocks: on the control model
     for (std::size_t l = 0; l < r.per_layer_max.size(); ++l)
       tab.rows.push_back({double(k), double(l + 1), r.per_layer_max[l].max_rel,
                           r.per_layer_float32_max[l].max_rel,
                           own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
-    const auto& c = r.config;
-    names.push_back(P::to_string(P::block_kind(c)) + (c.layernorm ? " " + P::to_string(c.norm) : "") +
-                    " " + P::mlp_name(c));
+    names.push_back(P::label(r.model.config.block));
     finals.push_back({{"f64", r.diff.max_rel},
                       {"f32", r.float32.max_rel},
                       {"weight_only", own_control ? r.weight_only.diff.max_rel : kNaN},
@@ -376,7 +375,7 @@ FigureData fig_patch_blocks(const Settings& s) {
                       {"rank_Wg", r.rank_gate},
                       {"status", numerics::to_string(r.status)},
                       {"degenerate_anchors", r.degenerate_anchors},
-                      {"seed", o.seed}});
+                      {"seed", o.base_seed}});
   }
   tab.meta = base_meta(s, 17, "relative difference of the representation after each block, full "
                               "context vs patched query-only (max over prompts), per block kind");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "numerics/error.hpp"
+#include "patch_test_util.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/serialize.hpp"
 
@@ -13,26 +14,17 @@ using namespace icl::verify::patch;
 
 namespace {
 
+// A random one-block model: plain (width 3) or Pre-LN (width 8 with an embedding); 4 heads of 4,
+// MLP 32.
 Weights<double> one_block(bool residual, std::uint64_t seed) {
-  ModelConfig c;
-  c.token_dim = 3;
-  c.residual = residual;
-  c.layernorm = residual;
-  c.embed = residual;
-  c.width = residual ? 8 : 3;
-  c.heads = 4;
-  c.head_dim = 4;
-  c.mlp_hidden = 32;
-  return init_weights(c, {.seed = seed});
+  const Block block{residual ? BlockKind::PreLn : BlockKind::Plain};
+  return init_weights(
+      ModelSpec{.heads = 4, .width = residual ? 8 : 3, .mlp_hidden = 32, .block = block}.config(),
+      {.seed = seed});
 }
 
 std::string field_of(const AlignOptions& o) {
-  try {
-    o.validate();
-  } catch (const icl::InvalidParams& e) {
-    return e.field();
-  }
-  return "";
+  return icl_test::field_of([&] { o.validate(); });
 }
 
 }  // namespace
@@ -173,7 +165,7 @@ TEST_CASE("run_align: protocols in the given order with the random-weight contro
   o.prompts = 3;
   o.steps = {1};
   o.protocols = {AlignProtocol::PerToken, AlignProtocol::Online};
-  const AlignResult r = run_align(o);
+  const AlignResult r = run(o);
   CHECK(r.status == icl::numerics::Status::Converged);
   REQUIRE(r.curves.size() == 2);
   CHECK(r.curves[0].protocol == AlignProtocol::PerToken);
@@ -186,7 +178,7 @@ TEST_CASE("run_align: protocols in the given order with the random-weight contro
   CHECK(j.at("protocols").at(0).contains("left"));
   CHECK(!j.at("protocols").at(1).contains("left"));
   o.random_control = false;
-  const AlignResult nr = run_align(o);
+  const AlignResult nr = run(o);
   CHECK(nr.curves[0].random.empty());
   CHECK(std::isnan(to_table(nr).rows[0][6]));
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "numerics/error.hpp"
+#include "patch_test_util.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/serialize.hpp"
 
@@ -17,16 +18,7 @@ using icl::numerics::Status;
 
 namespace {
 
-// The field named by the InvalidParams thrown by f ("" if none is thrown).
-template <class F>
-std::string field_of(F&& f) {
-  try {
-    f();
-  } catch (const InvalidParams& e) {
-    return e.field();
-  }
-  return "";
-}
+using icl_test::field_of;
 
 // The field named by validate() of a default T changed by `set`.
 template <class T, class F>
@@ -55,20 +47,20 @@ TEST_CASE("ModelSpec: validate names the field; the width rule") {
   ModelSpec m;
   CHECK(m.config().width == 3);
   CHECK(!m.config().embed);
-  m.pre_ln = true;
+  m.block.kind = BlockKind::PreLn;
   CHECK(m.config().width == 32);
   CHECK(m.config().embed);
-  CHECK(m.config().residual);
-  CHECK(m.config().layernorm);
+  CHECK(m.config().block == Block{BlockKind::PreLn, Norm::LayerNorm, Mlp::Gelu});
   m.width = 3;  // explicit width d + 1: no embedding even for residual blocks
   CHECK(!m.config().embed);
   ModelSpec wide;
   wide.width = 8;
   CHECK(wide.config().embed);
   CHECK(bad<ModelConfig>([](auto& c) { c.heads = 0; }) == "heads");
-  CHECK(bad<ModelConfig>([](auto& c) { c.layernorm = true; }) == "layernorm");
+  CHECK(bad<ModelConfig>([](auto& c) { c.block.norm = Norm::LayerNorm; }) == "norm");
+  CHECK(bad<ModelConfig>([](auto& c) { c.block.norm = Norm::Auto; }) == "norm");
   CHECK(field_of([] { layer_kind_from_string("lstm"); }) == "kind");
-  CHECK(field_of([] { activation_from_string("tanh"); }) == "act");
+  CHECK(field_of([] { mlp_from_string("tanh"); }) == "mlp");
   CHECK(field_of([] { patch_mode_from_string("half"); }) == "mode");
   CHECK(field_of([] { precision_from_string("half"); }) == "precision");
 }
@@ -117,9 +109,9 @@ TEST_CASE("run_check: identity Converged, controls fail, a tiny tolerance is Che
   o.prompts = 2;
   o.chunk_begin = 2;
   o.chunk_end = 5;
-  const CheckResult r = run_check(o);
+  const CheckResult r = run(o);
   CHECK(r.status == Status::Converged);
-  CHECK(r.pass);
+  CHECK(r.passed());
   CHECK(r.diff.max_rel < 1e-12);
   CHECK(r.chunk.max_rel < 1e-12);
   CHECK(r.bias_only.max_rel < 1e-12);
@@ -131,15 +123,15 @@ TEST_CASE("run_check: identity Converged, controls fail, a tiny tolerance is Che
   CHECK(r.first_block_only.diff.max_rel > 1e-3);
   CHECK(r.per_layer_first_only_max.size() == 4);
   // deterministic in its seed, different for another seed
-  const CheckResult again = run_check(o);
+  const CheckResult again = run(o);
   CHECK(again.diff.max_abs == r.diff.max_abs);
   CHECK(again.model.blocks[0].W[0] == r.model.blocks[0].W[0]);
-  o.seed = 2;
-  CHECK(run_check(o).model.blocks[0].W[0] != r.model.blocks[0].W[0]);
+  o.base_seed = 2;
+  CHECK(run(o).model.blocks[0].W[0] != r.model.blocks[0].W[0]);
   o.tol = 1e-30;
-  const CheckResult tight = run_check(o);
+  const CheckResult tight = run(o);
   CHECK(tight.status == Status::CheckFailed);
-  CHECK(!tight.pass);
+  CHECK(!tight.passed());
   CHECK(tight.message.find("failed") != std::string::npos);
   // the serializer carries the CLI keys
   const auto j = to_json(r);
@@ -155,14 +147,14 @@ TEST_CASE("run_check: identity Converged, controls fail, a tiny tolerance is Che
   stack.context = 6;
   stack.chunk_begin = 0;
   stack.chunk_end = 2;
-  CHECK(field_of([&] { run_check(stack); }) == "chunk");
+  CHECK(field_of([&] { run(stack); }) == "chunk");
 }
 
 TEST_CASE("load_model: the file is checked against the given flags, naming the field") {
   const std::string path = (std::filesystem::temp_directory_path() / "icl_patch_exp_w.txt").string();
   ModelSpec spec = small_spec();
   spec.layers = 2;
-  spec.pre_ln = true;
+  spec.block.kind = BlockKind::PreLn;
   spec.width = 8;
   {
     std::ofstream os(path);
@@ -194,7 +186,7 @@ TEST_CASE("run_dynamics, run_thought, run_align, run_train at small sizes") {
   d.model.spec = small_spec();
   d.context = 16;
   d.prompts = 2;
-  const DynamicsResult dr = run_dynamics(d);
+  const DynamicsResult dr = run(d);
   CHECK(dr.status == Status::Converged);
   CHECK(dr.attention.config.kind == LayerKind::Softmax);
   CHECK(dr.rnn.config.kind == LayerKind::Rnn);
@@ -206,12 +198,12 @@ TEST_CASE("run_dynamics, run_thought, run_align, run_train at small sizes") {
 
   ThoughtOptions t;
   t.model.spec = small_spec();
-  t.model.spec.pre_ln = true;
+  t.model.spec.block.kind = BlockKind::PreLn;
   t.context = 10;
   t.prompts = 2;
   t.m_values = {1, 4};
   t.heldout = 8;
-  const ThoughtResult tr = run_thought(t);
+  const ThoughtResult tr = run(t);
   CHECK(tr.status == Status::Converged);
   REQUIRE(tr.per_prompt.size() == 2);
   REQUIRE(tr.summary.size() == 2);
@@ -226,7 +218,7 @@ TEST_CASE("run_dynamics, run_thought, run_align, run_train at small sizes") {
   a.context = 6;
   a.prompts = 2;
   a.steps = {1, 2};
-  const AlignResult ar = run_align(a);
+  const AlignResult ar = run(a);
   CHECK(ar.status == Status::Converged);
   CHECK(!ar.trained);
   REQUIRE(ar.curves.size() == 4);
@@ -245,7 +237,7 @@ TEST_CASE("run_dynamics, run_thought, run_align, run_train at small sizes") {
   o.training.eval_prompts = 4;
   o.training.threads = 1;
   std::size_t calls = 0;
-  const TrainRunResult r = run_train(o, [&](std::size_t, std::size_t total, const std::string&) {
+  const TrainRunResult r = run(o, [&](std::size_t, std::size_t total, const std::string&) {
     ++calls;
     CHECK(total == 3);
   });

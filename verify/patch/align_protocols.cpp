@@ -24,13 +24,26 @@ std::string to_string(AlignProtocol p) {
 AlignProtocol align_protocol_from_string(const std::string& s) {
   for (AlignProtocol p : all_align_protocols())
     if (to_string(p) == s) return p;
-  throw InvalidParams("protocol",
-                      "must be fullbatch, online, per-token or per-token-context (got '" + s + "')");
+  throw InvalidParams("protocol", "must be fullbatch, online, per-token, per-token-context or all (got '" +
+                                      s + "')");
 }
 
 std::vector<AlignProtocol> all_align_protocols() {
   return {AlignProtocol::FullBatch, AlignProtocol::Online, AlignProtocol::PerToken,
           AlignProtocol::PerTokenContext};
+}
+
+std::vector<AlignProtocol> align_protocols_from_strings(const std::vector<std::string>& names) {
+  std::vector<AlignProtocol> v;
+  for (const std::string& name : names) {
+    if (name == "all") {
+      const auto all = all_align_protocols();
+      v.insert(v.end(), all.begin(), all.end());
+    } else {
+      v.push_back(align_protocol_from_string(name));
+    }
+  }
+  return v;
 }
 
 double cos_frobenius(const Mat<double>& a, const Mat<double>& b) {
