@@ -224,21 +224,23 @@ void run_dynamics(Command<P::DynamicsOptions>& c, const CLI::App& app) {
   exit_unless_converged(r.status, r.message);
 }
 
-void run_thought(Command<P::ThoughtOptions>& c, const CLI::App& app) {
+// thought and align: run, --save the model, print.
+template <class Options>
+void run_and_save(Command<Options>& c, const CLI::App& app, const std::string& name) {
   finish_model(c.model, app, c.o.model);
   check_save(c.output, app);
-  const P::ThoughtResult r = P::run(c.o, reporter(c.output, "patch thought"));
+  const auto r = P::run(c.o, reporter(c.output, name));
   save_if(c.output, r.model);
   print(c.output, r, P::to_table(r), P::to_json(r));
 }
 
+void run_thought(Command<P::ThoughtOptions>& c, const CLI::App& app) {
+  run_and_save(c, app, "patch thought");
+}
+
 void run_align(Command<P::AlignOptions>& c, const CLI::App& app) {
-  finish_model(c.model, app, c.o.model);
-  check_save(c.output, app);
   c.o.protocols = P::align_protocols_from_strings(c.protocols);
-  const P::AlignResult r = P::run(c.o, reporter(c.output, "patch align"));
-  save_if(c.output, r.model);
-  print(c.output, r, P::to_table(r), P::to_json(r));
+  run_and_save(c, app, "patch align");
 }
 
 void run_train(Command<P::TrainRunOptions>& c, const CLI::App& app) {

@@ -101,6 +101,22 @@ void trained_meta(DataTable& tab, const P::TrainRunResult& t) {
   tab.meta["training"] = training_meta(t.training);
 }
 
+// An experiment of figures 11 and 12 on the trained one-block model: base seed
+// derive_seed(base_seed, stem), the context of the training. The result holds its options.
+template <class Options>
+auto run_on_trained(const Settings& s, const char* stem, Options o) {
+  const P::TrainRunResult& t = trained_plain(s);
+  o.base_seed = figure_seed(s, stem);
+  o.context = t.training.options.n_ctx;
+  return P::run(t.weights, o, reporter(s, stem));
+}
+
+FigureData one_table(DataTable tab) {
+  FigureData out;
+  out.tables.push_back(std::move(tab));
+  return out;
+}
+
 // The 10-layer models of figures 9 and 17 (d = 2): `width`, `heads` heads of `head_dim` (2 with
 // --quick), MLP `hidden` (`quick_hidden` with --quick).
 P::ModelSpec deep_spec(const Settings& s, int width, int heads, int head_dim, int hidden,
@@ -137,9 +153,7 @@ FigureData fig_patch_loss(const Settings& s) {
   tab.meta["rel_diff"] =
       "|eval_loss_patched - eval_loss| / eval_loss on the fixed evaluation prompts; "
       "patch_max_rel = largest relative output difference over those prompts";
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 9: equivalence error per layer of a 10-layer Pre-LN model ------------------------
@@ -194,9 +208,7 @@ FigureData fig_patch_layers(const Settings& s) {
       {"first_only", "only block 1 patched, blocks 2..10 unpatched (negative control)"},
       {"weight_only", "dW on W1 only, without db2 = H_C - H_0 (not exact with residuals)"},
       {"f32", "same weights cast to float32, patch computed in float32"}};
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 10: implicit step norms, attention vs RNN -----------------------------------------
@@ -249,29 +261,25 @@ FigureData fig_patch_steps(const Settings& s) {
   tab.meta["status"] = numerics::to_string(r.status);
   tab.meta["fit"] = fits;
   tab.meta["checks"] = checks;
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 11: alignment with explicit gradient updates, three protocols ---------------------
 
 FigureData fig_patch_align(const Settings& s) {
-  const P::TrainRunResult& t = trained_plain(s);
-  P::AlignOptions o;
-  o.base_seed = figure_seed(s, "patch_align");
-  o.steps = s.quick ? std::vector<int>{1, 5, 20} : std::vector<int>{1, 2, 5, 10, 20, 50, 100, 200};
-  o.lr = 0.01;
-  o.prompts = s.quick ? 4 : 32;
-  o.context = t.training.options.n_ctx;
-  const P::AlignResult r = P::run(t.weights, o, reporter(s, "patch_align"));
+  P::AlignOptions a;
+  a.steps = s.quick ? std::vector<int>{1, 5, 20} : std::vector<int>{1, 2, 5, 10, 20, 50, 100, 200};
+  a.lr = 0.01;
+  a.prompts = s.quick ? 4 : 32;
+  const P::AlignResult r = run_on_trained(s, "patch_align", a);
+  const P::AlignOptions& o = r.options;
   numerics::Table table = P::to_table(r);
   DataTable tab;
   tab.stem = "patch_align";
   tab.columns = std::move(table.columns);
   tab.rows = std::move(table.rows);
   tab.meta = base_meta(s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)");
-  trained_meta(tab, t);
+  trained_meta(tab, trained_plain(s));
   tab.meta["align"] = {{"sgd_lr", o.lr}, {"prompts", o.prompts}, {"context", o.context},
                        {"seed", o.base_seed}, {"steps", o.steps}};
   nlohmann::json protocols = nlohmann::json::array();
@@ -287,23 +295,19 @@ FigureData fig_patch_align(const Settings& s) {
   tab.meta["baselines"] = {
       {"mismatched", "implicit update of prompt p against the explicit update of prompt p+1"},
       {"random", "the same protocol on random weights of the same shape"}};
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 12: thought patch against calibration size ---------------------------------------
 
 FigureData fig_thought_patch(const Settings& s) {
-  const P::TrainRunResult& t = trained_plain(s);
-  P::ThoughtOptions o;
-  o.base_seed = figure_seed(s, "thought_patch");
-  o.m_values = {1, 4, 16, 64, 256};
-  o.heldout = s.quick ? 64 : 256;
-  o.ridge = 1e-6;
-  o.prompts = s.quick ? 3 : 16;
-  o.context = t.training.options.n_ctx;
-  const P::ThoughtResult r = P::run(t.weights, o, reporter(s, "thought_patch"));
+  P::ThoughtOptions th;
+  th.m_values = {1, 4, 16, 64, 256};
+  th.heldout = s.quick ? 64 : 256;
+  th.ridge = 1e-6;
+  th.prompts = s.quick ? 3 : 16;
+  const P::ThoughtResult r = run_on_trained(s, "thought_patch", th);
+  const P::ThoughtOptions& o = r.options;
   DataTable tab;
   tab.stem = "thought_patch";
   tab.columns = {"m"};
@@ -322,16 +326,14 @@ FigureData fig_thought_patch(const Settings& s) {
   }
   tab.meta = base_meta(s, 12, "thought patch: MSE between the patched query-only output and the "
                               "full-context output, mean and s.e. over contexts");
-  trained_meta(tab, t);
+  trained_meta(tab, trained_plain(s));
   tab.meta["thought"] = {{"m_values", o.m_values}, {"heldout", o.heldout},
                          {"ridge", o.ridge},       {"contexts", o.prompts},
                          {"context", o.context},   {"seed", o.base_seed},
                          {"seed_rule", "contexts: derive_seed(seed, \"prompts\"); queries of "
                                        "context k: derive_seed(seed, \"calibration\", k)"}};
   tab.meta["status"] = numerics::to_string(r.status);
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 17: per-layer error of the patch for each block kind -----------------------------
@@ -389,9 +391,7 @@ FigureData fig_patch_blocks(const Settings& s) {
       {"weight_only", "dW on W1 (and W_g) only, without the stream patch db2 / norm scale "
                       "(not exact with residuals); NaN for plain blocks"},
       {"f32", "same weights cast to float32, patch computed in float32"}};
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 }  // namespace icl::paperfigs

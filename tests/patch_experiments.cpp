@@ -32,13 +32,7 @@ std::string bad(F set) {
   return field_of([&] { o.validate(); });
 }
 
-ModelSpec small_spec() {
-  ModelSpec m;
-  m.heads = 2;
-  m.head_dim = 3;
-  m.mlp_hidden = 12;
-  return m;
-}
+ModelSpec small_spec() { return {.heads = 2, .head_dim = 3, .mlp_hidden = 12}; }
 
 }  // namespace
 

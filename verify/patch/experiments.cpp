@@ -10,6 +10,7 @@
 #include "numerics/format.hpp"
 #include "numerics/seed.hpp"
 #include "verify/patch/detail/experiment_common.hpp"
+#include "verify/patch/detail/names.hpp"
 
 namespace icl::verify::patch {
 
@@ -21,12 +22,13 @@ TrainOptions default_pretraining() {
   return t;
 }
 
-std::string to_string(Precision p) { return p == Precision::Double ? "double" : "float"; }
-Precision precision_from_string(const std::string& s) {
-  if (s == "double") return Precision::Double;
-  if (s == "float") return Precision::Float;
-  throw InvalidParams("precision", "must be double or float (got '" + s + "')");
-}
+namespace {
+constexpr detail::Names<Precision, 2> kPrecisions{
+    "precision", {{{Precision::Double, "double"}, {Precision::Float, "float"}}}};
+}  // namespace
+
+std::string to_string(Precision p) { return kPrecisions.name(p); }
+Precision precision_from_string(const std::string& s) { return kPrecisions.parse(s); }
 
 std::optional<TrainResult> pretrain(Weights<double>& w, TrainOptions o, std::uint64_t base_seed,
                                     int context, const numerics::Progress& progress) {
@@ -90,11 +92,16 @@ std::vector<Prompt> prompts_of(const Weights<double>& w, const Options& o) {
                       numerics::derive_seed(o.base_seed, "prompts"));
 }
 
-// The run on a given model: validated options, a one-block model (InvalidParams("layers")).
-template <class Options>
-void check_given(const Weights<double>& w, const Options& o, const char* what) {
+// The start of a run on a given model: validated options, a one-block model
+// (InvalidParams("layers")), the result holding both.
+template <class Result, class Options>
+Result on_given(const Weights<double>& w, const Options& o, const char* what) {
   o.validate();
   if (w.config.layers != 1) throw InvalidParams("layers", std::string(what) + " needs a one-block model");
+  Result r;
+  r.options = o;
+  r.model = w;
+  return r;
 }
 
 }  // namespace
@@ -200,10 +207,7 @@ ThoughtResult run(const ThoughtOptions& o, const numerics::Progress& progress) {
 
 ThoughtResult run(const Weights<double>& w, const ThoughtOptions& o,
                   const numerics::Progress& progress) {
-  check_given(w, o, "the thought patch");
-  ThoughtResult r;
-  r.options = o;
-  r.model = w;
+  ThoughtResult r = on_given<ThoughtResult>(w, o, "the thought patch");
   const auto prompts = prompts_of(w, o);
   for (std::size_t k = 0; k < prompts.size(); ++k) {
     r.per_prompt.push_back(thought_patch(w, Mat<double>(prompts[k].tokens.leftCols(o.context)), o,
@@ -258,10 +262,7 @@ AlignResult run(const AlignOptions& o, const numerics::Progress& progress) {
 
 AlignResult run(const Weights<double>& w, const AlignOptions& o,
                 const numerics::Progress& progress) {
-  check_given(w, o, "alignment");
-  AlignResult r;
-  r.options = o;
-  r.model = w;
+  AlignResult r = on_given<AlignResult>(w, o, "alignment");
   const auto prompts = prompts_of(w, o);
   // The random-weight control: the same shape, fresh weights (docs/patch.md §11, §14.1).
   const Weights<double> random =

@@ -31,6 +31,17 @@ namespace icl::verify::patch {
 // training.n_ctx = the experiment's context when training.n_ctx is 0.
 TrainOptions default_pretraining();  // TrainOptions with steps 0, n_ctx 0, no patched-loss track
 
+// What the results of check, thought and align start with: a status and its message, the
+// options the experiment ran with, the model it ran on (after any training) and that training.
+template <class Options>
+struct ModelResult {
+  numerics::Status status = numerics::Status::Converged;
+  std::string message;
+  Options options;
+  Weights<double> model;
+  std::optional<TrainResult> training;  // --train-steps > 0
+};
+
 enum class Precision { Double, Float };
 std::string to_string(Precision p);
 Precision precision_from_string(const std::string& s);  // "double" | "float"; InvalidParams
@@ -63,13 +74,10 @@ struct NegativeControl {
   bool given_model = true;  // false: ran on the control model
   std::string model;        // "given" or "control (Pre-LN, 32 wide, L layers)"
 };
-struct CheckResult {
-  numerics::Status status = numerics::Status::Converged;  // CheckFailed when an identity fails:
-  std::string message;      // main, variants (norm-scale too) and chunk within tol, no degenerate anchor
+// status: CheckFailed when an identity fails (main, variants, norm-scale too, and chunk within
+// tol, no degenerate anchor), else Converged.
+struct CheckResult : ModelResult<CheckOptions> {
   bool passed() const { return status == numerics::Status::Converged; }
-  CheckOptions options;
-  Weights<double> model;               // the model checked (after any training)
-  std::optional<TrainResult> training;
   Diff diff;                           // main identity, max over prompts
   int rank = 0;                        // largest numerical rank of a dW1
   double sigma2_over_sigma1 = 0;       // largest sigma2/sigma1 of a dW1
@@ -176,12 +184,7 @@ struct ThoughtSummary {     // over contexts
   numerics::Estimate train_err, heldout_err, train_avg, heldout_avg, heldout_none, train_no_db2,
       heldout_no_db2, db2_norm;
 };
-struct ThoughtResult {
-  numerics::Status status = numerics::Status::Converged;  // NumericalFailure: non-finite error
-  std::string message;
-  ThoughtOptions options;
-  Weights<double> model;               // the model (after any training)
-  std::optional<TrainResult> training;
+struct ThoughtResult : ModelResult<ThoughtOptions> {  // NumericalFailure: a non-finite error
   std::vector<std::vector<ThoughtRow>> per_prompt;
   std::vector<ThoughtSummary> summary;  // one per m
 };
@@ -207,12 +210,7 @@ struct AlignOptions {
   bool random_control = true;
   void validate() const;
 };
-struct AlignResult {
-  numerics::Status status = numerics::Status::Converged;  // NumericalFailure: non-finite cos
-  std::string message;
-  AlignOptions options;
-  Weights<double> model;               // the model (after any training)
-  std::optional<TrainResult> training;
+struct AlignResult : ModelResult<AlignOptions> {  // NumericalFailure: a non-finite cos_F
   bool trained = false;                // trained here or loaded (random weights: cos about 0)
   std::vector<AlignCurve> curves;      // one per protocol, in options order
 };

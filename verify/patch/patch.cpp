@@ -4,32 +4,23 @@
 #include <cmath>
 
 #include "numerics/error.hpp"
+#include "verify/patch/detail/names.hpp"
 
 namespace icl::verify::patch {
 
 std::string to_string(PatchStatus s) {
   return s == PatchStatus::Ok ? "ok" : "degenerate-anchor";
 }
-std::string to_string(PatchMode m) {
-  switch (m) {
-    case PatchMode::Full: return "full";
-    case PatchMode::BiasOnly: return "bias-only";
-    case PatchMode::BiasFree: return "bias-free";
-    case PatchMode::WeightOnly: return "weight-only";
-    case PatchMode::NormScale: return "norm-scale";
-    case PatchMode::GateOnly: return "gate-only";
-  }
-  return "?";
-}
-PatchMode patch_mode_from_string(const std::string& s) {
-  if (s == "full") return PatchMode::Full;
-  if (s == "bias-only") return PatchMode::BiasOnly;
-  if (s == "bias-free") return PatchMode::BiasFree;
-  if (s == "weight-only") return PatchMode::WeightOnly;
-  if (s == "norm-scale") return PatchMode::NormScale;
-  if (s == "gate-only") return PatchMode::GateOnly;
-  throw InvalidParams("mode", "must be full, bias-only, bias-free, weight-only, norm-scale or gate-only, got '" + s + "'");
-}
+namespace {
+using M = PatchMode;
+constexpr detail::Names<PatchMode, 6> kModes{
+    "mode",
+    {{{M::Full, "full"}, {M::BiasOnly, "bias-only"}, {M::BiasFree, "bias-free"},
+      {M::WeightOnly, "weight-only"}, {M::NormScale, "norm-scale"}, {M::GateOnly, "gate-only"}}}};
+}  // namespace
+
+std::string to_string(PatchMode m) { return kModes.name(m); }
+PatchMode patch_mode_from_string(const std::string& s) { return kModes.parse(s); }
 
 template <class S>
 Rank1Patch<S> rank1_patch(const Mat<S>& W, const Vec<S>& u_full, const Vec<S>& a,

@@ -15,15 +15,20 @@ void put_status(Json& j, numerics::Status s, const std::string& message) {
   j["message"] = message;
 }
 
-// The keys every experiment result starts with.
-Json head(numerics::Status s, const std::string& message, const ModelConfig& c, int context,
-          int prompts) {
+// The keys the thought and align results start with, and end with.
+template <class Options>
+Json head(const ModelResult<Options>& r) {
   Json j;
-  put_status(j, s, message);
-  j["config"] = to_json(c);
-  j["context"] = context;
-  j["prompts"] = prompts;
+  put_status(j, r.status, r.message);
+  j["config"] = to_json(r.model.config);
+  j["context"] = r.options.context;
+  j["prompts"] = r.options.prompts;
   return j;
+}
+template <class Options>
+void tail(Json& j, const ModelResult<Options>& r) {
+  if (r.training) j["training"] = to_json(*r.training);
+  if (!r.options.model.weights.empty()) j["weights"] = r.options.model.weights;
 }
 
 Json diffs(const std::vector<Diff>& v) {
@@ -168,10 +173,9 @@ Json to_json(const DynamicsResult& r) {
 }
 
 Json to_json(const ThoughtResult& r) {
-  const ThoughtOptions& o = r.options;
-  Json j = head(r.status, r.message, r.model.config, o.context, o.prompts);
-  j["heldout"] = o.heldout;
-  j["ridge"] = o.ridge;
+  Json j = head(r);
+  j["heldout"] = r.options.heldout;
+  j["ridge"] = r.options.ridge;
   Json rows = Json::array();
   for (const auto& s : r.summary) {
     Json row = {{"m", s.m},
@@ -188,8 +192,7 @@ Json to_json(const ThoughtResult& r) {
     rows.push_back(row);
   }
   j["mean_over_prompts"] = rows;
-  if (r.training) j["training"] = to_json(*r.training);
-  if (!o.model.weights.empty()) j["weights"] = o.model.weights;
+  tail(j, r);
   return j;
 }
 
@@ -227,16 +230,14 @@ Json to_json(const AlignCurve& c) {
 }
 
 Json to_json(const AlignResult& r) {
-  const AlignOptions& o = r.options;
-  Json j = head(r.status, r.message, r.model.config, o.context, o.prompts);
-  j["sgd_lr"] = o.lr;
+  Json j = head(r);
+  j["sgd_lr"] = r.options.lr;
   j["trained"] = r.trained;
-  j["random_control"] = o.random_control;
+  j["random_control"] = r.options.random_control;
   Json a = Json::array();
   for (const auto& c : r.curves) a.push_back(to_json(c));
   j["protocols"] = a;
-  if (r.training) j["training"] = to_json(*r.training);
-  if (!o.model.weights.empty()) j["weights"] = o.model.weights;
+  tail(j, r);
   return j;
 }
 

@@ -79,20 +79,24 @@ Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const Bloc
   return d_y;
 }
 
+namespace {
+// W x + b column by column (the embedding and the readout).
+template <class S>
+Mat<S> linear(const Mat<S>& W, const Mat<S>& x, const Mat<S>& b) {
+  Mat<S> y = W * x;
+  y.colwise() += b.col(0);
+  return y;
+}
+}  // namespace
+
 template <class S>
 Mat<S> embed(const Weights<S>& w, const Mat<S>& tokens) {
-  if (!w.config.embed) return tokens;
-  Mat<S> e = w.We * tokens;
-  e.colwise() += w.bE.col(0);
-  return e;
+  return w.config.embed ? linear(w.We, tokens, w.bE) : tokens;
 }
 
 template <class S>
 Mat<S> readout(const Weights<S>& w, const Mat<S>& y) {
-  if (!w.config.embed) return y;
-  Mat<S> r = w.Wr * y;
-  r.colwise() += w.br.col(0);
-  return r;
+  return w.config.embed ? linear(w.Wr, y, w.br) : y;
 }
 
 template <class S>

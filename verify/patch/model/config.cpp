@@ -1,101 +1,49 @@
 #include "verify/patch/model/config.hpp"
 
-#include <array>
-
 #include "numerics/error.hpp"
+#include "verify/patch/detail/names.hpp"
 
 namespace icl::verify::patch {
 namespace {
 
-// The values of each named enum, in the order of its names, and the field its parse names.
-template <class E, std::size_t N>
-struct Names {
-  const char* field;
-  std::array<E, N> values;
-};
-constexpr Names<LayerKind, 3> kLayerKinds{"kind", {LayerKind::Softmax, LayerKind::Linear, LayerKind::Rnn}};
-constexpr Names<BlockKind, 5> kBlockKinds{
+using B = BlockKind;
+constexpr detail::Names<LayerKind, 3> kLayerKinds{
+    "kind", {{{LayerKind::Softmax, "softmax"}, {LayerKind::Linear, "linear"}, {LayerKind::Rnn, "rnn"}}}};
+constexpr detail::Names<BlockKind, 5> kBlockKinds{
     "block",
-    {BlockKind::Plain, BlockKind::Residual, BlockKind::PreLn, BlockKind::PostLn, BlockKind::Parallel}};
-constexpr Names<Norm, 4> kNorms{"norm", {Norm::Auto, Norm::None, Norm::LayerNorm, Norm::RmsNorm}};
-constexpr Names<Mlp, 5> kMlps{"mlp", {Mlp::Gelu, Mlp::Relu, Mlp::Silu, Mlp::SwiGlu, Mlp::GeGlu}};
-
-template <class E, std::size_t N>
-std::string join(const Names<E, N>& n, const char* sep, const char* last) {
-  std::string s;
-  for (std::size_t i = 0; i < N; ++i)
-    s += (i == 0 ? "" : i + 1 == N ? last : sep) + to_string(n.values[i]);
-  return s;
-}
-
-template <class E, std::size_t N>
-E parse(const Names<E, N>& n, const std::string& s) {
-  for (E e : n.values)
-    if (to_string(e) == s) return e;
-  throw InvalidParams(n.field, "must be " + join(n, ", ", " or ") + ", got '" + s + "'");
-}
+    {{{B::Plain, "plain"}, {B::Residual, "residual"}, {B::PreLn, "preln"}, {B::PostLn, "postln"},
+      {B::Parallel, "parallel"}}}};
+constexpr detail::Names<Norm, 4> kNorms{
+    "norm",
+    {{{Norm::Auto, "auto"}, {Norm::None, "none"}, {Norm::LayerNorm, "layernorm"}, {Norm::RmsNorm, "rmsnorm"}}}};
+constexpr detail::Names<Mlp, 5> kMlps{
+    "mlp",
+    {{{Mlp::Gelu, "gelu"}, {Mlp::Relu, "relu"}, {Mlp::Silu, "silu"}, {Mlp::SwiGlu, "swiglu"},
+      {Mlp::GeGlu, "geglu"}}}};
+constexpr detail::Names<Activation, 3> kActivations{
+    "act", {{{Activation::Gelu, "gelu"}, {Activation::Relu, "relu"}, {Activation::Silu, "silu"}}}};
 
 }  // namespace
 
-std::string to_string(LayerKind k) {
-  switch (k) {
-    case LayerKind::Softmax: return "softmax";
-    case LayerKind::Linear: return "linear";
-    case LayerKind::Rnn: return "rnn";
-  }
-  return "?";
-}
-std::string to_string(BlockKind b) {
-  switch (b) {
-    case BlockKind::Plain: return "plain";
-    case BlockKind::Residual: return "residual";
-    case BlockKind::PreLn: return "preln";
-    case BlockKind::PostLn: return "postln";
-    case BlockKind::Parallel: return "parallel";
-  }
-  return "?";
-}
-std::string to_string(Norm n) {
-  switch (n) {
-    case Norm::Auto: return "auto";
-    case Norm::None: return "none";
-    case Norm::LayerNorm: return "layernorm";
-    case Norm::RmsNorm: return "rmsnorm";
-  }
-  return "?";
-}
-std::string to_string(Mlp m) {
-  switch (m) {
-    case Mlp::Gelu: return "gelu";
-    case Mlp::Relu: return "relu";
-    case Mlp::Silu: return "silu";
-    case Mlp::SwiGlu: return "swiglu";
-    case Mlp::GeGlu: return "geglu";
-  }
-  return "?";
-}
-std::string to_string(Activation a) {
-  switch (a) {
-    case Activation::Gelu: return "gelu";
-    case Activation::Relu: return "relu";
-    case Activation::Silu: return "silu";
-  }
-  return "?";
-}
+std::string to_string(LayerKind k) { return kLayerKinds.name(k); }
+std::string to_string(BlockKind b) { return kBlockKinds.name(b); }
+std::string to_string(Norm n) { return kNorms.name(n); }
+std::string to_string(Mlp m) { return kMlps.name(m); }
+std::string to_string(Activation a) { return kActivations.name(a); }
 
-LayerKind layer_kind_from_string(const std::string& s) { return parse(kLayerKinds, s); }
-BlockKind block_kind_from_string(const std::string& s) { return parse(kBlockKinds, s); }
-Norm norm_from_string(const std::string& s) { return parse(kNorms, s); }
-Mlp mlp_from_string(const std::string& s) { return parse(kMlps, s); }
+LayerKind layer_kind_from_string(const std::string& s) { return kLayerKinds.parse(s); }
+BlockKind block_kind_from_string(const std::string& s) { return kBlockKinds.parse(s); }
+Norm norm_from_string(const std::string& s) { return kNorms.parse(s); }
+Mlp mlp_from_string(const std::string& s) { return kMlps.parse(s); }
 
 template <>
-std::string choices<LayerKind>() { return join(kLayerKinds, " | ", " | "); }
+std::string choices<LayerKind>() { return kLayerKinds.join(" | ", " | "); }
 template <>
-std::string choices<BlockKind>() { return join(kBlockKinds, " | ", " | "); }
+std::string choices<BlockKind>() { return kBlockKinds.join(" | ", " | "); }
 template <>
-std::string choices<Norm>() { return join(kNorms, " | ", " | "); }
+std::string choices<Norm>() { return kNorms.join(" | ", " | "); }
 template <>
-std::string choices<Mlp>() { return join(kMlps, " | ", " | "); }
+std::string choices<Mlp>() { return kMlps.join(" | ", " | "); }
 
 Activation Block::activation() const {
   switch (mlp) {
