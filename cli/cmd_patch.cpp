@@ -56,7 +56,8 @@ void add_model_flags(CLI::App* a, P::ModelSource& m, ModelFlags& f) {
   f.block = P::to_string(s.block.kind);
   f.norm = P::to_string(s.block.norm);
   f.mlp = P::to_string(s.block.mlp);
-  a->add_option("--d", s.d, "input dimension d (tokens are (x, y) in R^{d+1})")->group(g)->capture_default_str();
+  a->add_option("--d", s.d, "input dimension d (tokens are (x, y) in R^{d+1})")
+      ->group(g)->capture_default_str();
   a->add_option("--layers", s.layers, "number of blocks L")->group(g)->capture_default_str();
   a->add_option("--kind", f.kind, "contextual layer: " + P::choices<P::LayerKind>())
       ->group(g)->capture_default_str();

@@ -56,8 +56,8 @@ AlignPairs align_pairs(const Weights<double>& w, const Prompt& prompt, AlignProt
 
 // One protocol over prompts. `same`, `mismatched` (dW_impl of prompt p against the explicit
 // update of prompt p + 1, cyclically) and `random` (the same protocol on random weights, filled
-// by run(AlignOptions)) are estimates over prompts at each x[j]. The summaries average each prompt's
-// curve over j, then estimate over prompts.
+// by run(AlignOptions)) are estimates over prompts at each x[j]. The summaries average each
+// prompt's curve over j, then estimate over prompts.
 struct AlignCurve {
   AlignProtocol protocol = AlignProtocol::FullBatch;
   std::string x_name;                       // "sgd_steps" or "example"

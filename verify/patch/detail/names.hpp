@@ -23,7 +23,8 @@ struct Names {
   // "a<sep>b<last>c"
   std::string join(const char* sep, const char* last) const {
     std::string s;
-    for (std::size_t i = 0; i < N; ++i) s.append(i == 0 ? "" : i + 1 == N ? last : sep).append(names[i].second);
+    for (std::size_t i = 0; i < N; ++i)
+      s.append(i == 0 ? "" : i + 1 == N ? last : sep).append(names[i].second);
     return s;
   }
   E parse(const std::string& s) const {

@@ -15,7 +15,8 @@ constexpr detail::Names<BlockKind, 5> kBlockKinds{
       {B::Parallel, "parallel"}}}};
 constexpr detail::Names<Norm, 4> kNorms{
     "norm",
-    {{{Norm::Auto, "auto"}, {Norm::None, "none"}, {Norm::LayerNorm, "layernorm"}, {Norm::RmsNorm, "rmsnorm"}}}};
+    {{{Norm::Auto, "auto"}, {Norm::None, "none"}, {Norm::LayerNorm, "layernorm"},
+      {Norm::RmsNorm, "rmsnorm"}}}};
 constexpr detail::Names<Mlp, 5> kMlps{
     "mlp",
     {{{Mlp::Gelu, "gelu"}, {Mlp::Relu, "relu"}, {Mlp::Silu, "silu"}, {Mlp::SwiGlu, "swiglu"},
@@ -73,7 +74,8 @@ void Block::validate(int mlp_depth) const {
   if (kind == BlockKind::Residual && b.normalized())
     throw InvalidParams("norm", "residual blocks have no norm (norm none; preln for a normalized one)");
   if (gated() && mlp_depth < 2)
-    throw InvalidParams("mlp_depth", "a gated MLP needs depth >= 2 (gated hidden layer, then the down matrix)");
+    throw InvalidParams("mlp_depth",
+                        "a gated MLP needs depth >= 2 (gated hidden layer, then the down matrix)");
 }
 
 void ModelConfig::validate() const {

@@ -137,7 +137,9 @@ StoredBlock stored(const Block& b) {
   s.layernorm = b.normalized();
   s.gated = b.gated();
   s.norm = b.norm == Norm::RmsNorm ? "rmsnorm" : "layernorm";
-  s.layout = b.kind == BlockKind::PostLn ? "postnorm" : b.kind == BlockKind::Parallel ? "parallel" : "sequential";
+  s.layout = b.kind == BlockKind::PostLn     ? "postnorm"
+             : b.kind == BlockKind::Parallel ? "parallel"
+                                             : "sequential";
   return s;
 }
 
