@@ -197,7 +197,7 @@ void exit_unless_converged(numerics::Status s, const std::string& message) {
 
 // ---- the subcommands -------------------------------------------------------------------------
 
-void run_check(Command<P::CheckOptions>& c, const CLI::App& app) {
+void check_command(Command<P::CheckOptions>& c, const CLI::App& app) {
   finish_model(c.model, app, c.o.model);
   check_save(c.output, app);
   if (!c.chunk.empty()) {
@@ -218,7 +218,7 @@ void run_check(Command<P::CheckOptions>& c, const CLI::App& app) {
   exit_unless_converged(r.status, r.message);
 }
 
-void run_dynamics(Command<P::DynamicsOptions>& c, const CLI::App& app) {
+void dynamics_command(Command<P::DynamicsOptions>& c, const CLI::App& app) {
   finish_model(c.model, app, c.o.model);
   const P::DynamicsResult r = P::run(c.o, reporter(c.output, "patch dynamics"));
   print(c.output, r, P::to_table(r), P::to_json(r));
@@ -235,16 +235,16 @@ void run_and_save(Command<Options>& c, const CLI::App& app, const std::string& n
   print(c.output, r, P::to_table(r), P::to_json(r));
 }
 
-void run_thought(Command<P::ThoughtOptions>& c, const CLI::App& app) {
+void thought_command(Command<P::ThoughtOptions>& c, const CLI::App& app) {
   run_and_save(c, app, "patch thought");
 }
 
-void run_align(Command<P::AlignOptions>& c, const CLI::App& app) {
+void align_command(Command<P::AlignOptions>& c, const CLI::App& app) {
   c.o.protocols = P::align_protocols_from_strings(c.protocols);
   run_and_save(c, app, "patch align");
 }
 
-void run_train(Command<P::TrainRunOptions>& c, const CLI::App& app) {
+void train_command(Command<P::TrainRunOptions>& c, const CLI::App& app) {
   finish_model(c.model, app, c.o.model);
   check_save(c.output, app);
   if (app.count("--train-context") > 0) c.o.training.n_ctx = c.train_context;
@@ -275,13 +275,13 @@ void register_patch(CLI::App& app) {
   check->add_option("--pos", ck->o.pos, "position whose output is matched (-1: the query)")->capture_default_str();
   check->add_option("--chunk", ck->chunk, "also remove context chunk B:E (tokens B..E-1) instead of all of C (one block)");
   check->add_option("--tol", ck->o.tol, "pass if max_rel_diff <= tol (else exit 3)")->capture_default_str();
-  on_run(check, ck, run_check);
+  on_run(check, ck, check_command);
 
   auto* dyn = patch->add_subcommand("dynamics", "implicit dynamics: prefix patches, online GD, step norms attention vs RNN");
   auto dy = std::make_shared<Command<P::DynamicsOptions>>();
   add_experiment_flags(dyn, *dy, "number of prompts", "the TSV table (+ JSON sidecar)", false);
   dyn->add_option("--rnn-weights", dy->o.rnn_weights, "weights of the RNN model (FILE)");
-  on_run(dyn, dy, run_dynamics);
+  on_run(dyn, dy, dynamics_command);
 
   auto* th = patch->add_subcommand("thought", "static thought patch by ridge least squares over calibration queries");
   auto tp = std::make_shared<Command<P::ThoughtOptions>>();
@@ -289,7 +289,7 @@ void register_patch(CLI::App& app) {
   th->add_option("--m", tp->o.m_values, "calibration sizes")->delimiter(',')->capture_default_str();
   th->add_option("--heldout", tp->o.heldout, "held-out queries")->capture_default_str();
   th->add_option("--ridge", tp->o.ridge, "relative ridge")->capture_default_str();
-  on_run(th, tp, run_thought);
+  on_run(th, tp, thought_command);
 
   auto* al = patch->add_subcommand("align", "cos_F between the implicit patch and explicit gradient updates on the context (4 protocols)");
   auto ag = std::make_shared<Command<P::AlignOptions>>();
@@ -300,7 +300,7 @@ void register_patch(CLI::App& app) {
   al->add_option("--protocol", ag->protocols,
                  "fullbatch | online | per-token | per-token-context | all (comma-separated)")
       ->delimiter(',')->capture_default_str();
-  on_run(al, ag, run_align);
+  on_run(al, ag, align_command);
 
   auto* tr = patch->add_subcommand("train", "train on in-context regression (Adam); loss with context vs patched query-only loss");
   auto tn = std::make_shared<Command<P::TrainRunOptions>>();
@@ -311,7 +311,7 @@ void register_patch(CLI::App& app) {
   tr->add_option("--train-context", tn->train_context, "alias of --context")->group("Training")->excludes(context);
   add_output_flags(tr, tn->output, "the TSV table (+ JSON sidecar)", true);
   tr->add_flag("--no-patch-track", tn->no_patch_track, "skip the patched-loss evaluation");
-  on_run(tr, tn, run_train);
+  on_run(tr, tn, train_command);
 }
 
 }  // namespace icl::cli

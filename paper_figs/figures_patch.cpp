@@ -2,7 +2,7 @@
 // options of a verify/patch experiment (verify/patch/experiments.hpp), runs it, and lays its
 // result out as a table; the procedures live in the library.
 //
-// Seeds: the trained one-block model of figures 8, 11, 12 is run_train with the base seed
+// Seeds: the trained one-block model of figures 8, 11, 12 is run(TrainRunOptions) with the base seed
 // (streams "weights" and "training"); figures 9-12 run their experiments with
 // derive_seed(base_seed, "<figure stem>").
 #include <algorithm>
@@ -339,7 +339,7 @@ FigureData fig_thought_patch(const Settings& s) {
 // ---- figure 17: per-layer error of the patch for each block kind -----------------------------
 
 // Each block kind of docs/patch.md §16 as a 10-layer model with random weights (the identities
-// do not depend on training; figure 9 shows a trained Pre-LN stack), `run_check` with its float32
+// do not depend on training; figure 9 shows a trained Pre-LN stack), `run(CheckOptions)` with its float32
 // pass and controls, seed derive_seed(base_seed, "patch_blocks", k) for kind k.
 FigureData fig_patch_blocks(const Settings& s) {
   using B = P::BlockKind;
