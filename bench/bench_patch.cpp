@@ -10,26 +10,13 @@ using namespace icl::verify::patch;
 
 namespace {
 
-ModelConfig paper_config() {  // d = 2, 1 block, 8 heads of size 4, MLP 128, no skips
-  ModelConfig c;
-  c.token_dim = 3;
-  c.width = 3;
-  c.heads = 8;
-  c.head_dim = 4;
-  c.mlp_hidden = 128;
-  return c;
-}
+// The paper's model, the library's default ModelSpec: d = 2, 1 block, 8 heads of size 4, MLP 128,
+// no skips.
+ModelConfig paper_config() { return ModelSpec{}.config(); }
 
-ModelConfig deep_config() {  // 10 Pre-LN blocks, width 16
-  ModelConfig c = paper_config();
-  c.embed = true;
-  c.width = 16;
-  c.layers = 10;
-  c.heads = 4;
-  c.residual = true;
-  c.layernorm = true;
-  c.mlp_hidden = 64;
-  return c;
+// 10 blocks of `block` (Pre-LN by default), width 16, 4 heads of 4, MLP 64.
+ModelConfig deep_config(Block block = {BlockKind::PreLn}) {
+  return ModelSpec{.layers = 10, .heads = 4, .width = 16, .mlp_hidden = 64, .block = block}.config();
 }
 
 void BM_Forward(benchmark::State& st) {
@@ -72,12 +59,8 @@ BENCHMARK(BM_Check10Layer)->Unit(benchmark::kMillisecond);
 // The same 10-layer check with modern blocks (docs/patch.md §16): 0 pre-norm RMSNorm SwiGLU,
 // 1 post-norm RMSNorm SwiGLU, 2 parallel RMSNorm SwiGLU.
 void BM_Check10LayerModern(benchmark::State& st) {
-  ModelConfig c = deep_config();
-  const BlockKind kinds[] = {BlockKind::PreNorm, BlockKind::PostNorm, BlockKind::Parallel};
-  set_block(c, kinds[st.range(0)], true);
-  c.norm = Norm::RmsNorm;
-  set_mlp(c, "swiglu");
-  auto w = init_weights(c, {.seed = 1});
+  const BlockKind kinds[] = {BlockKind::PreLn, BlockKind::PostLn, BlockKind::Parallel};
+  auto w = init_weights(deep_config({kinds[st.range(0)], Norm::RmsNorm, Mlp::SwiGlu}), {.seed = 1});
   const auto p = make_prompts(2, 50, 1, 2)[0];
   for (auto _ : st) benchmark::DoNotOptimize(stack_check(w, p.tokens, 50, PatchMode::Full));
 }

@@ -1,418 +1,317 @@
 // `icl patch check|dynamics|thought|align|train`: the exact rank-1 patch of in-context learning
-// (docs/patch.md). Flags -> verify/patch/experiments.hpp options -> run_* -> serializer / text.
+// (docs/patch.md). Each subcommand binds its flags to a default-constructed options object of
+// verify/patch/experiments.hpp (the defaults shown by --help are the library's), translates the
+// CLI's own spellings (--seed -> base_seed, and the aliases of docs/patch.md §14: --pre-ln,
+// --residual, --act, --mlp N), calls run(options, progress) and prints to_text or to_json.
+// Every rule on the inputs is the options' validate(); the CLI refuses with its InvalidParams.
 #include <charconv>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "numerics/error.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/serialize.hpp"
-#include "verify/patch/weights_io.hpp"
 
 namespace icl::cli {
 namespace {
 
 namespace P = icl::verify::patch;
 
-// Flag values of every `icl patch` subcommand (one set of flags, one meaning each).
-struct Flags {
-  P::ModelSpec spec;
-  std::string kind = "softmax", act = "gelu", weights, save, save_dtype = "f64";
-  std::string block = "plain", norm = "auto", mlp = "128";  // --block --norm --mlp (docs/patch.md §16)
-  bool noncausal = false;
-  std::uint64_t seed = 1;
+// The CLI's own flags: where the result goes, and progress. Not options of an experiment.
+struct Output {
   bool json = false, quiet = false;
-  std::string out;
-  // training (train, and --train-steps elsewhere)
-  int train_steps = 0, batch = 64, eval_every = 100, threads = 2;
-  int train_context = 0;  // context pairs during training (0: --context)
-  double lr = 1e-3;
-  int context = 50, prompts = 0;  // prompts 0: the experiment's default (Options{}.prompts)
-  // check
-  int pos = -1;
-  std::string chunk;  // "B:E"
-  double tol = 1e-10;
-  // dynamics / thought / align
-  std::string rnn_weights;
-  std::vector<int> m_values{1, 4, 16, 64, 256};
-  int heldout = 256;
-  double ridge = 1e-6, sgd_lr = 0.01;
-  std::vector<int> sgd_steps{1, 2, 5, 10, 20, 50, 100};
-  std::vector<std::string> protocols{"all"};
+  std::string out, save, save_dtype = "f64";
+};
+
+// The model flags that are names (parsed by the library: the field is named on a bad one) and
+// the legacy spellings, which are aliases of --block, --mlp and --mlp-hidden.
+struct ModelFlags {
+  std::string kind, block, norm, mlp, act;
+  bool pre_ln = false, residual = false, noncausal = false;
+};
+
+// One subcommand: the experiment's options (defaults: Options{}) and the flags around them.
+template <class Options>
+struct Command {
+  Options o;
+  ModelFlags model;
+  Output output;
+  std::string chunk;       // check: --chunk B:E
+  std::vector<std::string> protocols;  // align: --protocol names
+  int train_context = 0;   // train: --train-context, an alias of --context
   bool no_patch_track = false;
 };
 
-const CLI::Validator kAtLeast0 = int_range(0, 1000000000), kAtLeast1 = int_range(1, 1000000000);
-const CLI::Validator kPositive = real_range(0, 1e300, true, false);
+bool parse_int(const std::string& t, int& v) {
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  return !t.empty() && ec == std::errc() && end == t.data() + t.size();
+}
 
-void add_model_flags(CLI::App* a, Flags& f) {
+void add_model_flags(CLI::App* a, P::ModelSource& m, ModelFlags& f) {
   const char* g = "Model";
-  P::ModelSpec& s = f.spec;
+  P::ModelSpec& s = m.spec;
+  f.kind = P::to_string(s.kind);
+  f.block = P::to_string(s.block.kind);
+  f.norm = P::to_string(s.block.norm);
+  f.mlp = P::to_string(s.block.mlp);
   a->add_option("--d", s.d, "input dimension d (tokens are (x, y) in R^{d+1})")
-              ->check(kAtLeast1)->group(g)->capture_default_str();
-  a->add_option("--context", f.context, "context pairs n")->check(kAtLeast1)->group(g)->capture_default_str();
-  a->add_option("--layers", s.layers, "number of blocks L")->check(kAtLeast1)->group(g)->capture_default_str();
-  a->add_flag("--pre-ln", s.pre_ln, "Pre-LN residual blocks (H = Z + A(LN1 Z), Y = H + MLP(LN2 H))")->group(g);
-  a->add_flag("--residual", s.residual, "residual blocks without LayerNorm")->group(g);
-  a->add_option("--kind", f.kind, "contextual layer: softmax | linear | rnn")
-      ->check(CLI::IsMember({"softmax", "linear", "rnn"}))->group(g)->capture_default_str();
-  a->add_option("--heads", s.heads, "attention heads")->check(kAtLeast1)->group(g)->capture_default_str();
-  a->add_option("--head-dim", s.head_dim, "size of each head")->check(kAtLeast1)->group(g)->capture_default_str();
+      ->group(g)->capture_default_str();
+  a->add_option("--layers", s.layers, "number of blocks L")->group(g)->capture_default_str();
+  a->add_option("--kind", f.kind, "contextual layer: " + P::choices<P::LayerKind>())
+      ->group(g)->capture_default_str();
+  a->add_option("--heads", s.heads, "attention heads")->group(g)->capture_default_str();
+  a->add_option("--head-dim", s.head_dim, "size of each head")->group(g)->capture_default_str();
   a->add_option("--width", s.width,
                 "model width (0: d+1 without embedding for plain blocks, 32 with an "
                 "embedding for residual blocks; != d+1 adds a linear embedding/readout)")
-      ->check(kAtLeast0)->group(g)->capture_default_str();
-  a->add_option("--block", f.block, "block: plain | residual | preln | postln | parallel")
-      ->check(CLI::IsMember({"plain", "residual", "preln", "postln", "parallel"}))->group(g)->capture_default_str();
-  a->add_option("--norm", f.norm, "norm of the block: layernorm | rmsnorm | none (auto: layernorm "
-                "for preln/postln/parallel, none for plain/residual)")
-      ->check(CLI::IsMember({"auto", "layernorm", "rmsnorm", "none"}))->group(g)->capture_default_str();
-  a->add_option("--mlp", f.mlp, "MLP kind gelu | relu | swiglu | geglu (gated), or its hidden width N")
       ->group(g)->capture_default_str();
-  a->add_option("--mlp-hidden", s.mlp_hidden, "MLP hidden width")->check(kAtLeast1)->group(g)->capture_default_str();
-  a->add_option("--mlp-depth", s.mlp_depth, "dense layers in the MLP")->check(kAtLeast1)->group(g)->capture_default_str();
-  a->add_option("--act", f.act, "MLP activation: gelu | relu")->check(CLI::IsMember({"gelu", "relu"}))->group(g)->capture_default_str();
+  auto* block = a->add_option("--block", f.block, "block: " + P::choices<P::BlockKind>() +
+                                                      " (docs/patch.md §2.3, §16)")
+                    ->group(g)->capture_default_str();
+  auto* pre_ln = a->add_flag("--pre-ln", f.pre_ln, "alias of --block preln")->group(g)->excludes(block);
+  a->add_flag("--residual", f.residual, "alias of --block residual")
+      ->group(g)->excludes(block)->excludes(pre_ln);
+  a->add_option("--norm", f.norm, "norm of the block: " + P::choices<P::Norm>() +
+                                      " (auto: layernorm for preln/postln/parallel, none for "
+                                      "plain/residual)")
+      ->group(g)->capture_default_str();
+  a->add_option("--mlp", f.mlp, "MLP: " + P::choices<P::Mlp>() +
+                                    " (swiglu, geglu: gated); a number N: alias of --mlp-hidden N")
+      ->group(g)->capture_default_str();
+  a->add_option("--mlp-hidden", s.mlp_hidden, "MLP hidden width")->group(g)->capture_default_str();
+  a->add_option("--act", f.act, "alias of --mlp gelu|relu")->group(g);
+  a->add_option("--mlp-depth", s.mlp_depth, "dense layers in the MLP")->group(g)->capture_default_str();
   a->add_flag("--noncausal", f.noncausal, "attention without causal mask")->group(g);
-  add_seed_flag(*a, f.seed)->group(g);
-  a->add_option("--weights", f.weights,
+  a->add_option("--weights", m.weights,
                 "load weights from FILE (FILE.safetensors: safetensors; else the text format)")->group(g);
-  const char* t = "Training";
-  a->add_option("--train-steps", f.train_steps, "train the model first (Adam) for this many steps")
-      ->check(kAtLeast0)->group(t)->capture_default_str();
-  a->add_option("--train-context", f.train_context, "context pairs during training (0: --context)")
-      ->check(kAtLeast0)->group(t)->capture_default_str();
-  a->add_option("--batch", f.batch, "prompts per training step")->check(kAtLeast1)->group(t)->capture_default_str();
-  a->add_option("--lr", f.lr, "Adam learning rate")->check(kPositive)->group(t)->capture_default_str();
-  a->add_option("--eval-every", f.eval_every, "evaluate every N steps")->check(kAtLeast1)->group(t)->capture_default_str();
-  add_threads_flag(*a, f.threads)->group(t);
-  a->add_option("--save", f.save, "save the (trained) weights to FILE (FILE.safetensors: safetensors)")->group(t);
-  a->add_option("--save-dtype", f.save_dtype, "dtype of a .safetensors --save: f64 | f32 | bf16")
-      ->check(CLI::IsMember({"f64", "f32", "bf16"}))->group(t)->capture_default_str();
-  add_json_flag(*a, f.json);
-  add_quiet_flag(*a, f.quiet);
 }
 
-// The model flags of subcommand `app`; a --weights file must agree with the ones given there.
-// --save-dtype is checked here, before any computation: it applies to a .safetensors --save only.
-P::ModelSource model_source(const Flags& f, const CLI::App& app) {
-  if (app.count("--save-dtype") > 0 && P::weights_format(f.save) != P::WeightsFormat::Safetensors)
-    throw InvalidParams("save_dtype", "applies to a .safetensors --save only (got --save '" + f.save + "')");
-  P::ModelSource m;
-  m.spec = f.spec;
-  m.spec.kind = P::layer_kind_from_string(f.kind);
-  m.spec.act = P::activation_from_string(f.act);
-  m.spec.block = P::block_kind_from_string(f.block);
-  m.spec.norm = P::norm_choice_from_string(f.norm);
-  // --mlp N (hidden width, as before) or --mlp KIND; a KIND fixes the activation, which an
-  // explicit --act must then agree with.
+// The model flags of subcommand `app` into `m`; a --weights file must agree with the ones given.
+void finish_model(const ModelFlags& f, const CLI::App& app, P::ModelSource& m) {
+  P::ModelSpec& s = m.spec;
+  s.kind = P::layer_kind_from_string(f.kind);
+  s.block.kind = P::block_kind_from_string(f.pre_ln ? "preln" : f.residual ? "residual" : f.block);
+  s.block.norm = P::norm_from_string(f.norm);
+  // --mlp N is an alias of --mlp-hidden N, --act A of --mlp A: an alias with its flag is refused.
   int hidden = 0;
-  const auto [end, ec] = std::from_chars(f.mlp.data(), f.mlp.data() + f.mlp.size(), hidden);
-  if (ec == std::errc() && end == f.mlp.data() + f.mlp.size()) {
-    if (hidden < 1) throw InvalidParams("mlp", "hidden width must be >= 1, got " + f.mlp);
-    if (app.count("--mlp-hidden") == 0) m.spec.mlp_hidden = hidden;
-  } else {
-    const P::Activation act = m.spec.act;
-    m.spec.set_mlp(f.mlp);
-    if (app.count("--act") > 0 && m.spec.act != act)
-      throw InvalidParams("act", f.act + " conflicts with --mlp " + f.mlp);
-  }
-  m.spec.causal = !f.noncausal;
-  m.weights = f.weights;
+  const bool width = parse_int(f.mlp, hidden), act = app.count("--act") > 0;
+  if (width && app.count("--mlp-hidden") > 0)
+    throw InvalidParams("mlp_hidden", "given twice (--mlp N is an alias of --mlp-hidden N)");
+  if (act && app.count("--mlp") > 0 && !width)
+    throw InvalidParams("act", "given twice (--act " + f.act + " is an alias of --mlp " + f.act + ")");
+  if (width) s.mlp_hidden = hidden;
+  else s.block.mlp = P::mlp_from_string(act ? f.act : f.mlp);
+  s.causal = !f.noncausal;
   m.given_d = app.count("--d") > 0;
   m.given_width = app.count("--width") > 0;
   m.given_layers = app.count("--layers") > 0;
   m.given_heads = app.count("--heads") > 0;
-  m.given_block = app.count("--block") > 0;
+  m.given_block = app.count("--block") + app.count("--pre-ln") + app.count("--residual") > 0;
   m.given_norm = app.count("--norm") > 0;
-  m.given_mlp = app.count("--mlp") > 0 && hidden == 0;  // a kind, not a width
-  return m;
+  m.given_mlp = (app.count("--mlp") > 0 && !width) || app.count("--act") > 0;
 }
 
-// --train-steps before an experiment (steps 0: none).
-P::TrainOptions pretraining(const Flags& f, bool track_patch) {
-  P::TrainOptions t = P::default_pretraining();
-  t.steps = f.train_steps;
-  t.n_ctx = f.train_context;  // 0: the experiment's context
-  t.batch = f.batch;
-  t.adam.lr = f.lr;
-  t.eval_every = f.eval_every;
-  t.threads = f.threads;
-  t.track_patch = track_patch;
-  return t;
+void add_base_seed_flag(CLI::App* a, std::uint64_t& base_seed) {
+  add_seed_flag(*a, base_seed)->group("Model");
 }
 
-numerics::Progress reporter(const Flags& f, const std::string& name) {
-  if (f.quiet) return {};
-  return [name](std::size_t done, std::size_t total, const std::string& what) {
-    progress(name + " " + what, done, total);
-  };
+// The training flags: of `patch train`, or of the training before an experiment (--train-steps).
+void add_training_flags(CLI::App* a, P::TrainOptions& t, bool before_experiment) {
+  const char* g = "Training";
+  a->add_option("--train-steps", t.steps,
+                before_experiment ? "train the model first (Adam) for this many steps" : "Adam steps")
+      ->group(g)->capture_default_str();
+  if (before_experiment)
+    a->add_option("--train-context", t.n_ctx, "context pairs during training (0: --context)")
+        ->group(g)->capture_default_str();
+  a->add_option("--batch", t.batch, "prompts per training step")->group(g)->capture_default_str();
+  a->add_option("--lr", t.adam.lr, "Adam learning rate")->group(g)->capture_default_str();
+  a->add_option("--eval-every", t.eval_every, "evaluate every N steps")->group(g)->capture_default_str();
+  add_threads_flag(*a, t.threads)->group(g);
+}
+
+void add_output_flags(CLI::App* a, Output& o, const std::string& out_what, bool saves) {
+  if (saves) {
+    a->add_option("--save", o.save, "save the (trained) weights to FILE (FILE.safetensors: safetensors)")
+        ->group("Training");
+    a->add_option("--save-dtype", o.save_dtype, "dtype of a .safetensors --save: f64 | f32 | bf16")
+        ->check(CLI::IsMember({"f64", "f32", "bf16"}))->group("Training")->capture_default_str();
+  }
+  add_json_flag(*a, o.json);
+  add_quiet_flag(*a, o.quiet);
+  add_out_flag(*a, o.out, out_what);
+}
+
+// The flags every experiment (check, dynamics, thought, align) has.
+template <class Options>
+void add_experiment_flags(CLI::App* a, Command<Options>& c, const std::string& prompts_help,
+                          const std::string& out_what, bool saves) {
+  add_model_flags(a, c.o.model, c.model);
+  a->add_option("--context", c.o.context, "context pairs n")->group("Model")->capture_default_str();
+  add_base_seed_flag(a, c.o.base_seed);
+  a->add_option("--prompts", c.o.prompts, prompts_help)->capture_default_str();
+  add_training_flags(a, c.o.training, true);
+  add_output_flags(a, c.output, out_what, saves);
+}
+
+// Before any computation: --save-dtype applies to a .safetensors --save only.
+void check_save(const Output& o, const CLI::App& app) {
+  if (app.count("--save-dtype") > 0 && P::weights_format(o.save) != P::WeightsFormat::Safetensors)
+    throw InvalidParams("save_dtype", "applies to a .safetensors --save only (got --save '" + o.save + "')");
 }
 
 // --save FILE: the text format, or safetensors for a .safetensors FILE (docs/patch.md §2.5).
-void save_if(const Flags& f, const P::Weights<double>& w) {
-  if (f.save.empty()) return;
+void save_if(const Output& o, const P::Weights<double>& w) {
+  if (o.save.empty()) return;
   namespace st = numerics::safetensors;
-  const st::DType dtype = f.save_dtype == "f32"    ? st::DType::F32
-                          : f.save_dtype == "bf16" ? st::DType::BF16
+  const st::DType dtype = o.save_dtype == "f32"    ? st::DType::F32
+                          : o.save_dtype == "bf16" ? st::DType::BF16
                                                    : st::DType::F64;
   try {
-    P::save_weights_file(w, f.save, dtype);
+    P::save_weights_file(w, o.save, dtype);
   } catch (const std::runtime_error& e) {
     throw ExitError(kExitBadInput, "--save: " + std::string(e.what()));
   }
 }
 
-// The fields every experiment's options share.
-template <class Options>
-Options common_options(const Flags& f, const CLI::App& app) {
-  Options o;
-  o.model = model_source(f, app);
-  o.seed = f.seed;
-  o.training = pretraining(f, false);
-  o.context = f.context;
-  if (f.prompts > 0) o.prompts = f.prompts;
-  return o;
-}
-
-// --out: the TSV table (+ JSON sidecar); --json: the JSON on stdout. True when the JSON was
-// printed (no text output then).
-template <class Result>
-bool emit_result(const Flags& f, const Result& r, const P::Json& j) {
-  if (!f.out.empty()) {
-    const P::TableData t = P::to_table(r);
-    emit_tsv(Table{t.columns, t.rows}, f.out, nlohmann::json(j));
-  }
-  if (f.json) std::cout << j.dump(2) << "\n";
-  return f.json;
-}
-
-// ---- check ---------------------------------------------------------------------------------
-
-void run_check(const Flags& f, const CLI::App& app) {
-  auto o = common_options<P::CheckOptions>(f, app);
-  o.pos = f.pos;
-  o.tol = f.tol;
-  if (!f.chunk.empty()) {
-    const auto colon = f.chunk.find(':');
-    const auto number = [&](const std::string& t, int& v) {
-      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-      return !t.empty() && ec == std::errc() && end == t.data() + t.size();
-    };
-    if (colon == std::string::npos || !number(f.chunk.substr(0, colon), o.chunk_begin) ||
-        !number(f.chunk.substr(colon + 1), o.chunk_end))
-      throw InvalidParams("chunk", "must be B:E (context tokens B..E-1), got '" + f.chunk + "'");
-  }
-  const P::CheckResult r = P::run_check(o, reporter(f, "patch check"));
-  save_if(f, r.model);
-  const P::Json j = P::to_json(r);
-  if (f.json) {
-    emit_json(j, f.out);
-  } else {
-    if (!f.out.empty()) emit_json(j, f.out);
-    const auto& c = r.config;
-    std::cout << "patch check: L=" << c.layers << " " << P::to_string(c.kind) << " "
-              << P::to_string(P::block_kind(c)) << (c.layernorm ? " " + P::to_string(c.norm) : "")
-              << " " << P::mlp_name(c) << ", width " << c.width << ", context " << r.context
-              << ", position " << r.position << "\n"
-              << "  float64 max_rel_diff " << format_number(r.diff.max_rel) << " (max_abs "
-              << format_number(r.diff.max_abs) << "), rank W1 " << r.rank
-              << (r.rank_gate >= 0 ? ", rank Wg " + std::to_string(r.rank_gate) : "") << "\n"
-              << "  float32 max_rel_diff " << format_number(r.float32.max_rel) << "\n"
-              << "  variants: bias-only " << format_number(r.bias_only.max_rel) << ", bias-free "
-              << format_number(r.bias_free.max_rel)
-              << (r.has_norm_scale ? ", norm-scale " + format_number(r.norm_scale.max_rel) : std::string())
-              << (r.has_chunk ? ", chunk " + f.chunk + " " + format_number(r.chunk.max_rel) : std::string())
-              << "\n"
-              << "  negative controls: weight-only " << format_number(r.weight_only.diff.max_rel)
-              << " (" << r.weight_only.model << " model), first-block-only "
-              << format_number(r.first_block_only.diff.max_rel) << " (" << r.first_block_only.model
-              << " model)"
-              << (r.has_gate_only ? ", gate-only " + format_number(r.gate_only.diff.max_rel) : std::string())
-              << "\n"
-              << "  " << (r.pass ? "PASS" : "FAIL") << "\n";
-  }
-  if (!r.pass) throw ExitError(kExitNotConverged, r.message);
-}
-
-// ---- dynamics ------------------------------------------------------------------------------
-
-void run_dynamics(const Flags& f, const CLI::App& app) {
-  auto o = common_options<P::DynamicsOptions>(f, app);
-  o.rnn_weights = f.rnn_weights;
-  const P::DynamicsResult r = P::run_dynamics(o, reporter(f, "patch dynamics"));
-  if (!emit_result(f, r, P::to_json(r))) {
-    const auto& a = r.attention.initial;
-    const auto& n = r.rnn.initial;
-    std::cout << "implicit dynamics, context " << r.context << ", " << r.prompts << " prompts\n"
-              << "  prefix identity max rel " << format_number(std::max(a.prefix_max_rel, n.prefix_max_rel))
-              << ", online-GD max rel " << format_number(std::max(a.gd_max_rel, n.gd_max_rel)) << "\n"
-              << "  log-log slope of ||dW_{i+1}-dW_i||: attention " << format_number(a.slope_of_mean_curve)
-              << " (" << r.attention.label << "), rnn " << format_number(n.slope_of_mean_curve) << " ("
-              << r.rnn.label << ")\n";
-    if (r.attention.trained && r.rnn.trained)
-      std::cout << "  trained: attention " << format_number(r.attention.trained->slope_of_mean_curve)
-                << ", rnn " << format_number(r.rnn.trained->slope_of_mean_curve) << "\n";
-    std::cout << "  " << numerics::to_string(r.status) << ": " << r.message << "\n";
-  }
-  if (r.status != numerics::Status::Converged) throw ExitError(kExitNotConverged, r.message);
-}
-
-// ---- thought -------------------------------------------------------------------------------
-
-void run_thought(const Flags& f, const CLI::App& app) {
-  auto o = common_options<P::ThoughtOptions>(f, app);
-  o.m_values = f.m_values;
-  o.heldout = f.heldout;
-  o.ridge = f.ridge;
-  const P::ThoughtResult r = P::run_thought(o, reporter(f, "patch thought"));
-  save_if(f, r.model);
-  if (emit_result(f, r, P::to_json(r))) return;
-  const bool res = r.config.residual;
-  std::cout << "thought patch (MSE vs full-context output, mean over " << r.prompts << " prompts)\n"
-            << (res ? "residual block: dW* + static db2 = mean(H_C - H_0); no_db2 = dW* alone\n" : "")
-            << "m\ttrain\theldout\ttrain_avg\theldout_avg\tno_patch"
-            << (res ? "\ttrain_no_db2\theldout_no_db2\n" : "\n");
-  for (const auto& s : r.summary) {
-    std::cout << s.m << '\t' << format_number(s.train_err.mean) << '\t'
-              << format_number(s.heldout_err.mean) << '\t' << format_number(s.train_avg.mean) << '\t'
-              << format_number(s.heldout_avg.mean) << '\t' << format_number(s.heldout_none.mean);
-    if (res)
-      std::cout << '\t' << format_number(s.train_no_db2.mean) << '\t'
-                << format_number(s.heldout_no_db2.mean);
-    std::cout << '\n';
-  }
-}
-
-// ---- align ---------------------------------------------------------------------------------
-
-void run_align(const Flags& f, const CLI::App& app) {
-  auto o = common_options<P::AlignOptions>(f, app);
-  o.steps = f.sgd_steps;
-  o.lr = f.sgd_lr;
-  o.protocols.clear();
-  for (const std::string& name : f.protocols) {
-    if (name == "all") {
-      for (P::AlignProtocol p : P::all_align_protocols()) o.protocols.push_back(p);
-    } else {
-      o.protocols.push_back(P::align_protocol_from_string(name));
-    }
-  }
-  const P::AlignResult r = P::run_align(o, reporter(f, "patch align"));
-  save_if(f, r.model);
-  if (emit_result(f, r, P::to_json(r))) return;
-  std::cout << "alignment cos_F(implicit dW, explicit update on W1), " << r.prompts << " prompts"
-            << (r.trained ? "" : " (RANDOM weights: expect about 0)") << "; mean +- s.e.\n";
-  const auto est = [](const numerics::Estimate& e) {
-    return format_number(e.mean) + " +- " + format_number(e.sem);
+numerics::Progress reporter(const Output& o, const std::string& name) {
+  if (o.quiet) return {};
+  return [name](std::size_t done, std::size_t total, const std::string& what) {
+    progress(name + " " + what, done, total);
   };
-  for (const P::AlignCurve& c : r.curves) {
-    std::cout << P::to_string(c.protocol) << ": " << est(c.summary) << " (mismatched "
-              << est(c.summary_mismatched) << ", random weights " << est(c.summary_random) << ")";
-    if (c.left.count > 0)
-      std::cout << "; factors left " << est(c.left) << ", right " << est(c.right);
-    std::cout << "\n";
-    if (c.protocol == P::AlignProtocol::FullBatch) {
-      std::cout << "  sgd_steps\tcos_mean\tcos_sem\tmismatched\trandom\n";
-      for (std::size_t s = 0; s < c.x.size(); ++s)
-        std::cout << "  " << c.x[s] << '\t' << format_number(c.same[s].mean) << '\t'
-                  << format_number(c.same[s].sem) << '\t' << format_number(c.mismatched[s].mean)
-                  << '\t' << format_number(s < c.random.size() ? c.random[s].mean : 0.0) << '\n';
-    }
-  }
 }
 
-// ---- train ---------------------------------------------------------------------------------
+// --out: the TSV table (+ JSON sidecar); --json: the JSON on stdout; else the text report.
+template <class Result>
+void print(const Output& o, const Result& r, const numerics::Table& table, const P::Json& j) {
+  if (!o.out.empty()) emit_tsv(table, o.out, nlohmann::json(j));
+  if (o.json) std::cout << j.dump(2) << "\n";
+  else std::cout << P::to_text(r);
+}
 
-void run_train(const Flags& f, const CLI::App& app) {
-  P::TrainRunOptions o;
-  o.model = model_source(f, app);
-  o.seed = f.seed;
-  o.training = pretraining(f, !f.no_patch_track);
-  if (o.training.steps <= 0) o.training.steps = 1000;  // `icl patch train` default
-  o.training.n_ctx = f.train_context > 0 ? f.train_context : f.context;
-  const P::TrainRunResult r = P::run_train(o, reporter(f, "patch train"));
-  save_if(f, r.weights);
-  P::Json j = P::to_json(r);
-  if (!f.save.empty()) j["saved"] = f.save;
-  if (!emit_result(f, r.training, j)) {
-    const P::TrainResult& t = r.training;
-    std::cout << "trained " << t.options.steps << " steps in " << format_number(t.seconds) << " s ("
-              << format_number(t.tokens_per_second) << " tokens/s)\n"
-              << "zero-predictor loss " << format_number(t.zero_loss) << ", final eval loss "
-              << format_number(t.final_eval_loss) << "\n"
-              << "step\ttrain\teval(context)\teval(patched query-only)\n";
-    for (const auto& row : t.log)
-      std::cout << row.step << '\t' << format_number(row.train_loss) << '\t'
-                << format_number(row.eval_loss) << '\t' << format_number(row.eval_loss_patched) << '\n';
+void exit_unless_converged(numerics::Status s, const std::string& message) {
+  if (s != numerics::Status::Converged) throw ExitError(kExitNotConverged, message);
+}
+
+// ---- the subcommands -------------------------------------------------------------------------
+
+void check_command(Command<P::CheckOptions>& c, const CLI::App& app) {
+  finish_model(c.model, app, c.o.model);
+  check_save(c.output, app);
+  if (!c.chunk.empty()) {
+    const auto colon = c.chunk.find(':');
+    if (colon == std::string::npos || !parse_int(c.chunk.substr(0, colon), c.o.chunk_begin) ||
+        !parse_int(c.chunk.substr(colon + 1), c.o.chunk_end))
+      throw InvalidParams("chunk", "must be B:E (context tokens B..E-1), got '" + c.chunk + "'");
   }
-  if (r.training.status != numerics::Status::Converged)
-    throw ExitError(kExitNotConverged, "training: " + r.training.message);
+  const P::CheckResult r = P::run(c.o, reporter(c.output, "patch check"));
+  save_if(c.output, r.model);
+  const P::Json j = P::to_json(r);
+  if (c.output.json) {
+    emit_json(j, c.output.out);
+  } else {
+    if (!c.output.out.empty()) emit_json(j, c.output.out);
+    std::cout << P::to_text(r);
+  }
+  exit_unless_converged(r.status, r.message);
+}
+
+void dynamics_command(Command<P::DynamicsOptions>& c, const CLI::App& app) {
+  finish_model(c.model, app, c.o.model);
+  const P::DynamicsResult r = P::run(c.o, reporter(c.output, "patch dynamics"));
+  print(c.output, r, P::to_table(r), P::to_json(r));
+  exit_unless_converged(r.status, r.message);
+}
+
+// thought and align: run, --save the model, print.
+template <class Options>
+void run_and_save(Command<Options>& c, const CLI::App& app, const std::string& name) {
+  finish_model(c.model, app, c.o.model);
+  check_save(c.output, app);
+  const auto r = P::run(c.o, reporter(c.output, name));
+  save_if(c.output, r.model);
+  print(c.output, r, P::to_table(r), P::to_json(r));
+}
+
+void thought_command(Command<P::ThoughtOptions>& c, const CLI::App& app) {
+  run_and_save(c, app, "patch thought");
+}
+
+void align_command(Command<P::AlignOptions>& c, const CLI::App& app) {
+  c.o.protocols = P::align_protocols_from_strings(c.protocols);
+  run_and_save(c, app, "patch align");
+}
+
+void train_command(Command<P::TrainRunOptions>& c, const CLI::App& app) {
+  finish_model(c.model, app, c.o.model);
+  check_save(c.output, app);
+  if (app.count("--train-context") > 0) c.o.training.n_ctx = c.train_context;
+  c.o.training.track_patch = !c.no_patch_track;
+  const P::TrainRunResult r = P::run(c.o, reporter(c.output, "patch train"));
+  save_if(c.output, r.weights);
+  P::Json j = P::to_json(r);
+  if (!c.output.save.empty()) j["saved"] = c.output.save;
+  print(c.output, r, P::to_table(r.training), j);
+  exit_unless_converged(r.training.status, "training: " + r.training.message);
+}
+
+template <class Options, class Run>
+void on_run(CLI::App* a, std::shared_ptr<Command<Options>> c, Run run) {
+  a->callback([a, c, run] { run(*c, *a); });
 }
 
 }  // namespace
-
-// The library's default number of prompts of an experiment (shown in --help).
-template <class Options>
-int default_prompts() {
-  static const Options defaults;
-  return defaults.prompts;
-}
 
 void register_patch(CLI::App& app) {
   auto* patch = app.add_subcommand(
       "patch", "the exact rank-1 patch of in-context learning (contextual blocks, Eigen)");
   patch->require_subcommand(1);
-  auto f = std::make_shared<Flags>();
-  auto prompts = [&](CLI::App* a, const std::string& help, int library_default) {
-    a->add_option("--prompts", f->prompts, help + " (default " + std::to_string(library_default) + ")")
-        ->check(kAtLeast1);
-  };
 
   auto* check = patch->add_subcommand("check", "T_W(C,x) = T_{W+dW}(x): patch block by block, negative controls");
-  add_model_flags(check, *f);
-  add_out_flag(*check, f->out, "the JSON");
-  check->add_option("--pos", f->pos, "position whose output is matched (-1: the query)")
-      ->check(int_range(-1, 1000000000))->capture_default_str();
-  prompts(check, "number of prompts", default_prompts<P::CheckOptions>());
-  check->add_option("--chunk", f->chunk, "also remove context chunk B:E (tokens B..E-1) instead of all of C (one block)");
-  check->add_option("--tol", f->tol, "pass if max_rel_diff <= tol (else exit 3)")->check(kPositive)->capture_default_str();
-  check->callback([f, check] { run_check(*f, *check); });
+  auto ck = std::make_shared<Command<P::CheckOptions>>();
+  add_experiment_flags(check, *ck, "number of prompts", "the JSON", true);
+  check->add_option("--pos", ck->o.pos, "position whose output is matched (-1: the query)")->capture_default_str();
+  check->add_option("--chunk", ck->chunk, "also remove context chunk B:E (tokens B..E-1) instead of all of C (one block)");
+  check->add_option("--tol", ck->o.tol, "pass if max_rel_diff <= tol (else exit 3)")->capture_default_str();
+  on_run(check, ck, check_command);
 
   auto* dyn = patch->add_subcommand("dynamics", "implicit dynamics: prefix patches, online GD, step norms attention vs RNN");
-  add_model_flags(dyn, *f);
-  add_out_flag(*dyn, f->out, "the TSV table (+ JSON sidecar)");
-  prompts(dyn, "number of prompts", default_prompts<P::DynamicsOptions>());
-  dyn->add_option("--rnn-weights", f->rnn_weights, "weights of the RNN model (FILE)");
-  dyn->callback([f, dyn] { run_dynamics(*f, *dyn); });
+  auto dy = std::make_shared<Command<P::DynamicsOptions>>();
+  add_experiment_flags(dyn, *dy, "number of prompts", "the TSV table (+ JSON sidecar)", false);
+  dyn->add_option("--rnn-weights", dy->o.rnn_weights, "weights of the RNN model (FILE)");
+  on_run(dyn, dy, dynamics_command);
 
   auto* th = patch->add_subcommand("thought", "static thought patch by ridge least squares over calibration queries");
-  add_model_flags(th, *f);
-  add_out_flag(*th, f->out, "the TSV table (+ JSON sidecar)");
-  prompts(th, "number of contexts", default_prompts<P::ThoughtOptions>());
-  th->add_option("--m", f->m_values, "calibration sizes")->check(kAtLeast1)->delimiter(',');
-  th->add_option("--heldout", f->heldout, "held-out queries")->check(kAtLeast1)->capture_default_str();
-  th->add_option("--ridge", f->ridge, "relative ridge")->check(kPositive)->capture_default_str();
-  th->callback([f, th] { run_thought(*f, *th); });
+  auto tp = std::make_shared<Command<P::ThoughtOptions>>();
+  add_experiment_flags(th, *tp, "number of contexts", "the TSV table (+ JSON sidecar)", true);
+  th->add_option("--m", tp->o.m_values, "calibration sizes")->delimiter(',')->capture_default_str();
+  th->add_option("--heldout", tp->o.heldout, "held-out queries")->capture_default_str();
+  th->add_option("--ridge", tp->o.ridge, "relative ridge")->capture_default_str();
+  on_run(th, tp, thought_command);
 
   auto* al = patch->add_subcommand("align", "cos_F between the implicit patch and explicit gradient updates on the context (4 protocols)");
-  add_model_flags(al, *f);
-  add_out_flag(*al, f->out, "the TSV table (+ JSON sidecar)");
-  prompts(al, "number of prompts", default_prompts<P::AlignOptions>());
-  al->add_option("--sgd-lr", f->sgd_lr, "SGD learning rate")->check(kPositive)->capture_default_str();
-  al->add_option("--sgd-steps", f->sgd_steps, "fullbatch SGD step counts reported")->check(kAtLeast1)->delimiter(',');
-  al->add_option("--protocol", f->protocols,
+  auto ag = std::make_shared<Command<P::AlignOptions>>();
+  add_experiment_flags(al, *ag, "number of prompts", "the TSV table (+ JSON sidecar)", true);
+  for (P::AlignProtocol p : ag->o.protocols) ag->protocols.push_back(P::to_string(p));
+  al->add_option("--sgd-lr", ag->o.lr, "SGD learning rate")->capture_default_str();
+  al->add_option("--sgd-steps", ag->o.steps, "fullbatch SGD step counts reported")->delimiter(',')->capture_default_str();
+  al->add_option("--protocol", ag->protocols,
                  "fullbatch | online | per-token | per-token-context | all (comma-separated)")
-      ->check(CLI::IsMember({"fullbatch", "online", "per-token", "per-token-context", "all"}))->delimiter(',')->capture_default_str();
-  al->callback([f, al] { run_align(*f, *al); });
+      ->delimiter(',')->capture_default_str();
+  on_run(al, ag, align_command);
 
   auto* tr = patch->add_subcommand("train", "train on in-context regression (Adam); loss with context vs patched query-only loss");
-  add_model_flags(tr, *f);
-  add_out_flag(*tr, f->out, "the TSV table (+ JSON sidecar)");
-  tr->add_flag("--no-patch-track", f->no_patch_track, "skip the patched-loss evaluation");
-  tr->callback([f, tr] { run_train(*f, *tr); });
+  auto tn = std::make_shared<Command<P::TrainRunOptions>>();
+  add_model_flags(tr, tn->o.model, tn->model);
+  auto* context = tr->add_option("--context", tn->o.training.n_ctx, "context pairs n")->group("Model")->capture_default_str();
+  add_base_seed_flag(tr, tn->o.base_seed);
+  add_training_flags(tr, tn->o.training, false);
+  tr->add_option("--train-context", tn->train_context, "alias of --context")->group("Training")->excludes(context);
+  add_output_flags(tr, tn->output, "the TSV table (+ JSON sidecar)", true);
+  tr->add_flag("--no-patch-track", tn->no_patch_track, "skip the patched-loss evaluation");
+  on_run(tr, tn, train_command);
 }
 
 }  // namespace icl::cli

@@ -2,7 +2,7 @@
 // options of a verify/patch experiment (verify/patch/experiments.hpp), runs it, and lays its
 // result out as a table; the procedures live in the library.
 //
-// Seeds: the trained one-block model of figures 8, 11, 12 is run_train with the base seed
+// Seeds: the trained one-block model of figures 8, 11, 12 is run(TrainRunOptions) with the base seed
 // (streams "weights" and "training"); figures 9-12 run their experiments with
 // derive_seed(base_seed, "<figure stem>").
 #include <algorithm>
@@ -11,7 +11,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "numerics/seed.hpp"
@@ -47,16 +46,6 @@ nlohmann::json base_meta(const Settings& s, int figure, const std::string& what)
           {"mode", s.quick ? "quick" : "full"},
           {"what", what},
           {"base_seed", s.base_seed}};
-}
-
-// A table from the trained one-block model (trained_plain): base_meta, the model's configuration
-// and its training summary.
-nlohmann::json trained_meta(const Settings& s, int figure, const std::string& what,
-                            const P::TrainRunResult& t) {
-  nlohmann::json j = base_meta(s, figure, what);
-  j["model"] = plain(P::to_json(t.config));
-  j["training"] = training_meta(t.training);
-  return j;
 }
 
 std::uint64_t figure_seed(const Settings& s, const char* stem) {
@@ -101,10 +90,46 @@ const P::TrainRunResult& trained_plain(const Settings& s, const numerics::Progre
   if (it != cache.end()) return it->second;
   P::TrainRunOptions o;
   o.model.spec = plain_spec(s);
-  o.seed = s.base_seed;
+  o.base_seed = s.base_seed;
   o.training = plain_train_options(s);
-  P::TrainRunResult r = P::run_train(o, reporter(progress, "train one-block model"));
-  return cache.emplace(key, std::move(r)).first->second;
+  return cache.emplace(key, P::run(o, reporter(progress, "train one-block model"))).first->second;
+}
+
+// The sidecar keys of a figure on the trained one-block model: the model and its training.
+void trained_meta(DataTable& tab, const P::TrainRunResult& t) {
+  tab.meta["model"] = plain(P::to_json(t.weights.config));
+  tab.meta["training"] = training_meta(t.training);
+}
+
+// An experiment of figures 11 and 12 on the trained one-block model: base seed
+// derive_seed(base_seed, stem), the context of the training. The result holds its options.
+template <class Options>
+auto run_on_trained(const Settings& s, const numerics::Progress& progress, const char* stem,
+                    Options o) {
+  const P::TrainRunResult& t = trained_plain(s, progress);
+  o.base_seed = figure_seed(s, stem);
+  o.context = t.training.options.n_ctx;
+  return P::run(t.weights, o, reporter(progress, stem));
+}
+
+FigureData one_table(DataTable tab) {
+  FigureData out;
+  out.tables.push_back(std::move(tab));
+  return out;
+}
+
+// The 10-layer models of figures 9 and 17 (d = 2): `width`, `heads` heads of `head_dim` (2 with
+// --quick), MLP `hidden` (`quick_hidden` with --quick).
+P::ModelSpec deep_spec(const Settings& s, int width, int heads, int head_dim, int hidden,
+                       int quick_hidden) {
+  P::ModelSpec m;
+  m.d = 2;
+  m.layers = 10;
+  m.width = width;
+  m.heads = s.quick ? 2 : heads;
+  m.head_dim = head_dim;
+  m.mlp_hidden = s.quick ? quick_hidden : hidden;
+  return m;
 }
 
 }  // namespace
@@ -116,36 +141,29 @@ FigureData fig_patch_loss(const Settings& s, const numerics::Progress& progress)
   DataTable tab;
   tab.stem = "patch_loss";
   tab.table.columns = {"step", "train_loss", "eval_loss", "eval_loss_patched", "rel_diff",
-                       "patch_max_rel"};
+                 "patch_max_rel"};
   for (const auto& r : t.training.log) {
     const double rel = std::abs(r.eval_loss_patched - r.eval_loss) /
                        std::max(std::abs(r.eval_loss), std::numeric_limits<double>::min());
-    tab.table.rows.push_back(
-        {double(r.step), r.train_loss, r.eval_loss, r.eval_loss_patched, rel, r.patch_max_rel});
+    tab.table.rows.push_back({double(r.step), r.train_loss, r.eval_loss, r.eval_loss_patched, rel,
+                        r.patch_max_rel});
   }
-  tab.meta = trained_meta(s, 8, "training log: eval loss with context and of the patched model", t);
+  tab.meta = base_meta(s, 8, "training log: eval loss with context and of the patched model");
+  trained_meta(tab, t);
   tab.meta["init_seed"] = numerics::derive_seed(s.base_seed, "weights");
   tab.meta["rel_diff"] =
       "|eval_loss_patched - eval_loss| / eval_loss on the fixed evaluation prompts; "
       "patch_max_rel = largest relative output difference over those prompts";
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 9: equivalence error per layer of a 10-layer Pre-LN model ------------------------
 
 FigureData fig_patch_layers(const Settings& s, const numerics::Progress& progress) {
   P::CheckOptions o;
-  P::ModelSpec& m = o.model.spec;
-  m.d = 2;
-  m.layers = 10;
-  m.width = 32;
-  m.heads = s.quick ? 2 : 4;
-  m.head_dim = 8;
-  m.mlp_hidden = s.quick ? 32 : 64;
-  m.pre_ln = true;
-  o.seed = figure_seed(s, "patch_layers");
+  o.model.spec = deep_spec(s, 32, 4, 8, 64, 32);
+  o.model.spec.block.kind = P::BlockKind::PreLn;
+  o.base_seed = figure_seed(s, "patch_layers");
   if (!s.quick) {
     o.training.steps = 300;
     o.training.n_ctx = 30;
@@ -158,25 +176,24 @@ FigureData fig_patch_layers(const Settings& s, const numerics::Progress& progres
   }
   o.context = s.quick ? 10 : 30;
   o.prompts = s.quick ? 3 : 16;
-  const P::CheckResult r = P::run_check(o, reporter(progress, "patch_layers"));
+  const P::CheckResult r = P::run(o, reporter(progress, "patch_layers"));
   DataTable tab;
   tab.stem = "patch_layers";
-  tab.table.columns = {"layer", "f64_max_rel", "f32_max_rel", "first_only_max_rel",
-                       "weight_only_max_rel", "f64_max_abs", "f32_max_abs",
-                       "first_only_max_abs", "weight_only_max_abs"};
+  tab.table.columns = {"layer",           "f64_max_rel",   "f32_max_rel",   "first_only_max_rel",
+                 "weight_only_max_rel", "f64_max_abs", "f32_max_abs", "first_only_max_abs",
+                 "weight_only_max_abs"};
   for (std::size_t l = 0; l < r.per_layer_max.size(); ++l) {
     const auto& f64 = r.per_layer_max[l];
     const auto& f32 = r.per_layer_float32_max[l];
     const auto& first = r.per_layer_first_only_max[l];
     const auto& weight = r.per_layer_weight_only_max[l];
-    tab.table.rows.push_back({double(l + 1), f64.max_rel, f32.max_rel, first.max_rel,
-                              weight.max_rel, f64.max_abs, f32.max_abs, first.max_abs,
-                              weight.max_abs});
+    tab.table.rows.push_back({double(l + 1), f64.max_rel, f32.max_rel, first.max_rel, weight.max_rel,
+                        f64.max_abs, f32.max_abs, first.max_abs, weight.max_abs});
   }
   tab.meta = base_meta(s, 9, "relative difference of the representation after each block, "
                              "full context vs patched query-only (max over prompts)");
-  tab.meta["model"] = plain(P::to_json(r.config));
-  tab.meta["seed"] = o.seed;
+  tab.meta["model"] = plain(P::to_json(r.model.config));
+  tab.meta["seed"] = o.base_seed;
   tab.meta["trained"] = r.training.has_value();
   tab.meta["training"] = r.training ? training_meta(*r.training) : nlohmann::json(nullptr);
   tab.meta["prompts"] = o.prompts;
@@ -192,9 +209,7 @@ FigureData fig_patch_layers(const Settings& s, const numerics::Progress& progres
       {"first_only", "only block 1 patched, blocks 2..10 unpatched (negative control)"},
       {"weight_only", "dW on W1 only, without db2 = H_C - H_0 (not exact with residuals)"},
       {"f32", "same weights cast to float32, patch computed in float32"}};
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 10: implicit step norms, attention vs RNN -----------------------------------------
@@ -202,10 +217,10 @@ FigureData fig_patch_layers(const Settings& s, const numerics::Progress& progres
 FigureData fig_patch_steps(const Settings& s, const numerics::Progress& progress) {
   P::DynamicsOptions o;
   o.model.spec = plain_spec(s);
-  o.seed = figure_seed(s, "patch_steps");
+  o.base_seed = figure_seed(s, "patch_steps");
   o.context = s.quick ? 24 : 200;
   o.prompts = s.quick ? 3 : 16;
-  const P::DynamicsResult r = P::run_dynamics(o, reporter(progress, "patch_steps"));
+  const P::DynamicsResult r = P::run(o, reporter(progress, "patch_steps"));
   nlohmann::json checks = nlohmann::json::object(), fits = nlohmann::json::object();
   std::vector<double> fitline[2];
   const std::pair<const char*, const P::DynamicsModel*> models[2] = {{"attention", &r.attention},
@@ -230,48 +245,42 @@ FigureData fig_patch_steps(const Settings& s, const numerics::Progress& progress
   }
   DataTable tab;
   tab.stem = "patch_steps";
-  tab.table.columns = {"i", "attention", "attention_sem", "attention_fit", "rnn", "rnn_sem",
-                       "rnn_fit"};
+  tab.table.columns = {"i",         "attention", "attention_sem", "attention_fit",
+                 "rnn",       "rnn_sem",   "rnn_fit"};
   for (int i = 1; i <= o.context; ++i) {
     const auto u = std::size_t(i - 1);
     const auto& a = r.attention.initial.steps[u];
     const auto& n = r.rnn.initial.steps[u];
-    tab.table.rows.push_back(
-        {double(i), a.mean, a.sem, fitline[0][u], n.mean, n.sem, fitline[1][u]});
+    tab.table.rows.push_back({double(i), a.mean, a.sem, fitline[0][u], n.mean, n.sem, fitline[1][u]});
   }
   tab.meta = base_meta(s, 10, "||dW_i - dW_{i-1}||_F against token index i (mean and s.e. over "
                               "prompts), random weights");
   tab.meta["weights"] = "random initialization, not trained";
-  tab.meta["seed"] = o.seed;
+  tab.meta["seed"] = o.base_seed;
   tab.meta["context"] = o.context;
   tab.meta["prompts"] = o.prompts;
   tab.meta["status"] = numerics::to_string(r.status);
   tab.meta["fit"] = fits;
   tab.meta["checks"] = checks;
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 11: alignment with explicit gradient updates, three protocols ---------------------
 
 FigureData fig_patch_align(const Settings& s, const numerics::Progress& progress) {
-  const P::TrainRunResult& t = trained_plain(s, progress);
-  P::AlignOptions o;
-  o.seed = figure_seed(s, "patch_align");
-  o.steps = s.quick ? std::vector<int>{1, 5, 20} : std::vector<int>{1, 2, 5, 10, 20, 50, 100, 200};
-  o.lr = 0.01;
-  o.prompts = s.quick ? 4 : 32;
-  o.context = t.training.options.n_ctx;
-  const P::AlignResult r = P::run_align(t.weights, o, reporter(progress, "patch_align"));
-  const P::TableData table = P::to_table(r);
+  P::AlignOptions a;
+  a.steps = s.quick ? std::vector<int>{1, 5, 20} : std::vector<int>{1, 2, 5, 10, 20, 50, 100, 200};
+  a.lr = 0.01;
+  a.prompts = s.quick ? 4 : 32;
+  const P::AlignResult r = run_on_trained(s, progress, "patch_align", a);
+  const P::AlignOptions& o = r.options;
   DataTable tab;
   tab.stem = "patch_align";
-  tab.table = {table.columns, table.rows};
-  tab.meta = trained_meta(
-      s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)", t);
+  tab.table = P::to_table(r);
+  tab.meta = base_meta(s, 11, "cos_F(implicit dW, explicit update) per protocol (mean, s.e. over prompts)");
+  trained_meta(tab, trained_plain(s, progress));
   tab.meta["align"] = {{"sgd_lr", o.lr}, {"prompts", o.prompts}, {"context", o.context},
-                       {"seed", o.seed}, {"steps", o.steps}};
+                       {"seed", o.base_seed}, {"steps", o.steps}};
   nlohmann::json protocols = nlohmann::json::array();
   for (const P::AlignCurve& c : r.curves) {
     nlohmann::json pj = plain(P::to_json(c));
@@ -285,23 +294,19 @@ FigureData fig_patch_align(const Settings& s, const numerics::Progress& progress
   tab.meta["baselines"] = {
       {"mismatched", "implicit update of prompt p against the explicit update of prompt p+1"},
       {"random", "the same protocol on random weights of the same shape"}};
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 12: thought patch against calibration size ---------------------------------------
 
 FigureData fig_thought_patch(const Settings& s, const numerics::Progress& progress) {
-  const P::TrainRunResult& t = trained_plain(s, progress);
-  P::ThoughtOptions o;
-  o.seed = figure_seed(s, "thought_patch");
-  o.m_values = {1, 4, 16, 64, 256};
-  o.heldout = s.quick ? 64 : 256;
-  o.ridge = 1e-6;
-  o.prompts = s.quick ? 3 : 16;
-  o.context = t.training.options.n_ctx;
-  const P::ThoughtResult r = P::run_thought(t.weights, o, reporter(progress, "thought_patch"));
+  P::ThoughtOptions th;
+  th.m_values = {1, 4, 16, 64, 256};
+  th.heldout = s.quick ? 64 : 256;
+  th.ridge = 1e-6;
+  th.prompts = s.quick ? 3 : 16;
+  const P::ThoughtResult r = run_on_trained(s, progress, "thought_patch", th);
+  const P::ThoughtOptions& o = r.options;
   DataTable tab;
   tab.stem = "thought_patch";
   tab.table.columns = {"m"};
@@ -318,65 +323,50 @@ FigureData fig_thought_patch(const Settings& s, const numerics::Progress& progre
     }
     tab.table.rows.push_back(std::move(row));
   }
-  tab.meta = trained_meta(s, 12,
-                          "thought patch: MSE between the patched query-only output and the "
-                          "full-context output, mean and s.e. over contexts",
-                          t);
+  tab.meta = base_meta(s, 12, "thought patch: MSE between the patched query-only output and the "
+                              "full-context output, mean and s.e. over contexts");
+  trained_meta(tab, trained_plain(s, progress));
   tab.meta["thought"] = {{"m_values", o.m_values}, {"heldout", o.heldout},
                          {"ridge", o.ridge},       {"contexts", o.prompts},
-                         {"context", o.context},   {"seed", o.seed},
+                         {"context", o.context},   {"seed", o.base_seed},
                          {"seed_rule", "contexts: derive_seed(seed, \"prompts\"); queries of "
                                        "context k: derive_seed(seed, \"calibration\", k)"}};
   tab.meta["status"] = numerics::to_string(r.status);
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 // ---- figure 17: per-layer error of the patch for each block kind -----------------------------
 
 // Each block kind of docs/patch.md §16 as a 10-layer model with random weights (the identities
-// do not depend on training; figure 9 shows a trained Pre-LN stack), `run_check` with its float32
+// do not depend on training; figure 9 shows a trained Pre-LN stack), `run(CheckOptions)` with its float32
 // pass and controls, seed derive_seed(base_seed, "patch_blocks", k) for kind k.
 FigureData fig_patch_blocks(const Settings& s, const numerics::Progress& progress) {
-  struct Kind { P::BlockKind block; P::NormChoice norm; const char* mlp; };
-  const std::vector<Kind> kinds = {
-      {P::BlockKind::Plain, P::NormChoice::None, "gelu"},
-      {P::BlockKind::Residual, P::NormChoice::None, "gelu"},
-      {P::BlockKind::PreNorm, P::NormChoice::LayerNorm, "gelu"},
-      {P::BlockKind::PreNorm, P::NormChoice::RmsNorm, "swiglu"},
-      {P::BlockKind::PostNorm, P::NormChoice::LayerNorm, "gelu"},
-      {P::BlockKind::PostNorm, P::NormChoice::RmsNorm, "swiglu"},
-      {P::BlockKind::Parallel, P::NormChoice::LayerNorm, "geglu"},
-      {P::BlockKind::Parallel, P::NormChoice::RmsNorm, "swiglu"}};
+  using B = P::BlockKind;
+  using N = P::Norm;
+  using M = P::Mlp;
+  const std::vector<P::Block> kinds = {
+      {B::Plain, N::None, M::Gelu},       {B::Residual, N::None, M::Gelu},
+      {B::PreLn, N::LayerNorm, M::Gelu},  {B::PreLn, N::RmsNorm, M::SwiGlu},
+      {B::PostLn, N::LayerNorm, M::Gelu}, {B::PostLn, N::RmsNorm, M::SwiGlu},
+      {B::Parallel, N::LayerNorm, M::GeGlu}, {B::Parallel, N::RmsNorm, M::SwiGlu}};
   DataTable tab;
   tab.stem = "patch_blocks";
   tab.table.columns = {"kind", "layer", "f64_max_rel", "f32_max_rel", "weight_only_max_rel"};
   nlohmann::json names = nlohmann::json::array(), finals = nlohmann::json::array();
   for (std::size_t k = 0; k < kinds.size(); ++k) {
     P::CheckOptions o;
-    P::ModelSpec& m = o.model.spec;
-    m.d = 2;
-    m.layers = 10;
-    m.width = 16;
-    m.heads = s.quick ? 2 : 4;
-    m.head_dim = 4;
-    m.mlp_hidden = s.quick ? 16 : 64;
-    m.block = kinds[k].block;
-    m.norm = kinds[k].norm;
-    m.set_mlp(kinds[k].mlp);
-    o.seed = numerics::derive_seed(s.base_seed, "patch_blocks", k);
+    o.model.spec = deep_spec(s, 16, 4, 4, 64, 16);
+    o.model.spec.block = kinds[k];
+    o.base_seed = numerics::derive_seed(s.base_seed, "patch_blocks", k);
     o.context = s.quick ? 10 : 30;
     o.prompts = s.quick ? 2 : 8;
-    const P::CheckResult r = P::run_check(o, reporter(progress, "patch_blocks"));
+    const P::CheckResult r = P::run(o, reporter(progress, "patch_blocks"));
     const bool own_control = r.weight_only.given_model;  // plain blocks: on the control model
     for (std::size_t l = 0; l < r.per_layer_max.size(); ++l)
       tab.table.rows.push_back({double(k), double(l + 1), r.per_layer_max[l].max_rel,
-                                r.per_layer_float32_max[l].max_rel,
-                                own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
-    const auto& c = r.config;
-    names.push_back(P::to_string(P::block_kind(c)) + (c.layernorm ? " " + P::to_string(c.norm) : "") +
-                    " " + P::mlp_name(c));
+                          r.per_layer_float32_max[l].max_rel,
+                          own_control ? r.per_layer_weight_only_max[l].max_rel : kNaN});
+    names.push_back(P::label(r.model.config.block));
     finals.push_back({{"f64", r.diff.max_rel},
                       {"f32", r.float32.max_rel},
                       {"weight_only", own_control ? r.weight_only.diff.max_rel : kNaN},
@@ -386,7 +376,7 @@ FigureData fig_patch_blocks(const Settings& s, const numerics::Progress& progres
                       {"rank_Wg", r.rank_gate},
                       {"status", numerics::to_string(r.status)},
                       {"degenerate_anchors", r.degenerate_anchors},
-                      {"seed", o.seed}});
+                      {"seed", o.base_seed}});
   }
   tab.meta = base_meta(s, 17, "relative difference of the representation after each block, full "
                               "context vs patched query-only (max over prompts), per block kind");
@@ -400,9 +390,7 @@ FigureData fig_patch_blocks(const Settings& s, const numerics::Progress& progres
       {"weight_only", "dW on W1 (and W_g) only, without the stream patch db2 / norm scale "
                       "(not exact with residuals); NaN for plain blocks"},
       {"f32", "same weights cast to float32, patch computed in float32"}};
-  FigureData out;
-  out.tables.push_back(std::move(tab));
-  return out;
+  return one_table(std::move(tab));
 }
 
 }  // namespace icl::paperfigs

@@ -1,15 +1,19 @@
-// The rank-1 patch checks (verify/patch/experiments.hpp, patch.hpp) from Python.
+// The rank-1 patch checks (verify/patch/experiments.hpp, patch.hpp) from Python. The keywords
+// are the library's field names (`seed=` is base_seed) and their defaults are those of a
+// default-constructed options object; every rule is the options' validate() (InvalidParams
+// with .field naming the field, as `icl patch` names it).
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "numerics/error.hpp"
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
 #include "python/progress.hpp"
-#include "numerics/status.hpp"
 #include "verify/patch/experiments.hpp"
 #include "verify/patch/patch.hpp"
 #include "verify/patch/serialize.hpp"
@@ -20,45 +24,72 @@ namespace P = icl::verify::patch;
 
 namespace {
 
-// The model fields that patch_check and patch_dynamics both take (the rest keep their defaults).
-void set_model(P::ModelSpec& spec, int d, const std::string& kind, int heads, int head_dim,
-               int mlp_hidden, int mlp_depth, const std::string& act) {
-  spec.d = d;
-  spec.kind = P::layer_kind_from_string(kind);
-  spec.heads = heads;
-  spec.head_dim = head_dim;
-  spec.mlp_hidden = mlp_hidden;
-  spec.mlp_depth = mlp_depth;
-  spec.act = P::activation_from_string(act);
+// The model keywords, by the names of ModelSpec (model/spec.hpp).
+struct ModelKeywords {
+  int d, layers;
+  std::string kind;
+  int heads, head_dim, width, mlp_hidden, mlp_depth;
+  std::string block, norm, mlp;
+  bool causal;
+  std::string weights;
+};
+
+// The model of the keywords. With weights=, a keyword that differs from its default counts as
+// given and must agree with the file (as a flag given to `icl patch ... --weights`).
+P::ModelSource model_source(const ModelKeywords& k) {
+  const P::ModelSpec def{};
+  P::ModelSource m;
+  P::ModelSpec& s = m.spec;
+  s.d = k.d;
+  s.layers = k.layers;
+  s.kind = P::layer_kind_from_string(k.kind);
+  s.heads = k.heads;
+  s.head_dim = k.head_dim;
+  s.width = k.width;
+  s.mlp_hidden = k.mlp_hidden;
+  s.mlp_depth = k.mlp_depth;
+  s.block = {P::block_kind_from_string(k.block), P::norm_from_string(k.norm), P::mlp_from_string(k.mlp)};
+  s.causal = k.causal;
+  m.weights = k.weights;
+  m.given_d = s.d != def.d;
+  m.given_width = s.width != def.width;
+  m.given_layers = s.layers != def.layers;
+  m.given_heads = s.heads != def.heads;
+  m.given_block = s.block.kind != def.block.kind;
+  m.given_norm = s.block.norm != def.block.norm;
+  m.given_mlp = s.block.mlp != def.block.mlp;
+  return m;
 }
 
-}  // namespace
+py::dict columns(const numerics::Table& t) {
+  py::dict out;
+  for (std::size_t c = 0; c < t.columns.size(); ++c) {
+    py::list column;
+    for (const auto& row : t.rows) column.append(row[c]);
+    out[py::str(t.columns[c])] = column;
+  }
+  return out;
+}
 
-void bind_patch(py::module_& m) {
+void bind_patch_check(py::module_& m) {
+  const P::CheckOptions def;
+  const P::ModelSpec& spec = def.model.spec;
   m.def(
       "patch_check",
       [](int d, int context, int prompts, int layers, const std::string& kind, int heads,
-         int head_dim, int mlp_hidden, int mlp_depth, const std::string& act, bool residual,
-         bool layernorm, int width, bool causal, std::uint64_t seed, int pos,
-         const std::string& mode, const std::string& precision, int patch_layers,
-         const std::string& block, const std::string& norm, const std::string& mlp,
-         bool controls) {
+         int head_dim, int width, int mlp_hidden, int mlp_depth, const std::string& block,
+         const std::string& norm, const std::string& mlp, bool causal, const std::string& weights,
+         std::uint64_t seed, int pos, std::optional<std::pair<int, int>> chunk, double tol,
+         const std::string& mode, const std::string& precision, int patch_layers, bool controls) {
         P::CheckOptions o;
-        P::ModelSpec& spec = o.model.spec;
-        set_model(spec, d, kind, heads, head_dim, mlp_hidden, mlp_depth, act);
-        spec.layers = layers;
-        spec.residual = residual;
-        spec.pre_ln = layernorm;
-        spec.width = width;
-        spec.causal = causal;
-        // Modern blocks (docs/patch.md §16), as `icl patch check --block --norm --mlp`.
-        spec.block = P::block_kind_from_string(block);
-        spec.norm = P::norm_choice_from_string(norm);
-        if (mlp != "plain") spec.set_mlp(mlp);  // InvalidParams("mlp") for an unknown kind
-        o.seed = seed;
+        o.model = model_source({d, layers, kind, heads, head_dim, width, mlp_hidden, mlp_depth,
+                                block, norm, mlp, causal, weights});
+        o.base_seed = seed;
         o.context = context;
         o.prompts = prompts;
         o.pos = pos;
+        if (chunk) std::tie(o.chunk_begin, o.chunk_end) = *chunk;
+        o.tol = tol;
         o.mode = P::patch_mode_from_string(mode);
         o.precision = P::precision_from_string(precision);
         o.patch_layers = patch_layers;
@@ -66,32 +97,84 @@ void bind_patch(py::module_& m) {
         P::CheckResult r;
         {
           py::gil_scoped_release release;
-          r = P::run_check(o);
+          r = P::run(o);
         }
         return to_python(P::to_json(r));  // the `icl patch check --json` object
       },
-      py::kw_only(), py::arg("d") = 2, py::arg("context") = 16, py::arg("prompts") = 4,
-      py::arg("layers") = 1, py::arg("kind") = "softmax", py::arg("heads") = 2,
-      py::arg("head_dim") = 4, py::arg("mlp_hidden") = 32, py::arg("mlp_depth") = 2,
-      py::arg("act") = "gelu", py::arg("residual") = false, py::arg("layernorm") = false,
-      py::arg("width") = 0, py::arg("causal") = true, py::arg("seed") = 1, py::arg("pos") = -1,
-      py::arg("mode") = "full", py::arg("precision") = "double", py::arg("patch_layers") = -1,
-      py::arg("block") = "plain", py::arg("norm") = "auto", py::arg("mlp") = "plain",
-      py::arg("controls") = false,
-      "Build a random model (base seed `seed`: its 'weights' and 'prompts' streams), draw\n"
-      "`prompts` in-context regression prompts of `context` pairs (x, w.x) in R^d, and compare\n"
-      "the full-context model at position `pos` (-1: the query) with the query-only model\n"
-      "patched block by block (docs/patch.md §3-§7; verify::patch::run_check).\n\n"
-      "kind: 'softmax' | 'linear' | 'rnn'; act: 'gelu' | 'relu'; layernorm implies residual;\n"
-      "width 0: token dimension (plain) or 32 (residual); mode: 'full' | 'bias-only' |\n"
-      "'bias-free' | 'weight-only'; precision: 'double' | 'float'; patch_layers: leading\n"
-      "blocks patched (-1: all). Modern blocks (docs/patch.md §16): block 'plain' | 'residual'\n"
-      "| 'preln' | 'postln' | 'parallel'; norm 'auto' | 'layernorm' | 'rmsnorm' | 'none'; mlp\n"
-      "'plain' (act decides) | 'gelu' | 'relu' | 'swiglu' | 'geglu'; controls: also run the\n"
-      "negative controls (as icl patch check). Returns {max_abs_diff, max_rel_diff, rank (largest numerical\n"
-      "rank of a dW1), sigma2_over_sigma1, degenerate_anchors, status ('converged' when\n"
-      "max_rel_diff <= 1e-10, else 'check_failed'), per_layer (first prompt), parameters}.\n"
-      "Releases the GIL.");
+      py::kw_only(), py::arg("d") = spec.d, py::arg("context") = def.context,
+      py::arg("prompts") = def.prompts, py::arg("layers") = spec.layers,
+      py::arg("kind") = P::to_string(spec.kind), py::arg("heads") = spec.heads,
+      py::arg("head_dim") = spec.head_dim, py::arg("width") = spec.width,
+      py::arg("mlp_hidden") = spec.mlp_hidden, py::arg("mlp_depth") = spec.mlp_depth,
+      py::arg("block") = P::to_string(spec.block.kind), py::arg("norm") = P::to_string(spec.block.norm),
+      py::arg("mlp") = P::to_string(spec.block.mlp), py::arg("causal") = spec.causal,
+      py::arg("weights") = def.model.weights, py::arg("seed") = def.base_seed,
+      py::arg("pos") = def.pos, py::arg("chunk") = py::none(), py::arg("tol") = def.tol,
+      py::arg("mode") = P::to_string(def.mode), py::arg("precision") = P::to_string(def.precision),
+      py::arg("patch_layers") = def.patch_layers, py::arg("controls") = def.controls,
+      "`icl patch check` (verify::patch::run(CheckOptions), docs/patch.md §3-§8, §16): a random\n"
+      "model (base seed `seed`: its 'weights' stream) or the weights file `weights`, `prompts`\n"
+      "in-context regression prompts of `context` pairs (x, w.x) in R^d ('prompts' stream), and\n"
+      "the full-context model at position `pos` (-1: the query) against the query-only model\n"
+      "patched block by block; with `controls`, also the variants, the float32 pass and the\n"
+      "negative controls. Returns the `icl patch check --json` object (status 'converged' when\n"
+      "every identity holds to `tol`, else 'check_failed').\n\n"
+      "kind: 'softmax' | 'linear' | 'rnn'; block: 'plain' | 'residual' | 'preln' | 'postln' |\n"
+      "'parallel'; norm: 'auto' | 'none' | 'layernorm' | 'rmsnorm'; mlp: 'gelu' | 'relu' | 'silu'\n"
+      "| 'swiglu' | 'geglu'; width 0: the token dimension (plain) or 32 (residual); chunk: (B, E)\n"
+      "also removes context tokens B..E-1 (one block); mode: 'full' | 'bias-only' | 'bias-free' |\n"
+      "'weight-only' | 'norm-scale' | 'gate-only'; precision: 'double' | 'float'; patch_layers:\n"
+      "leading blocks patched (-1: all). With weights=, a model keyword that differs from its\n"
+      "default must agree with the file. Bad inputs raise InvalidParams naming the field, as\n"
+      "`icl patch check` does. Releases the GIL.");
+}
+
+void bind_patch_dynamics(py::module_& m) {
+  const P::DynamicsOptions def;
+  const P::ModelSpec& spec = def.model.spec;
+  m.def(
+      "patch_dynamics",
+      [](int d, int context, int prompts, const std::string& kind, int heads, int head_dim,
+         int mlp_hidden, int mlp_depth, const std::string& mlp, std::uint64_t seed, double tol,
+         const py::object& progress) {
+        const P::ModelSpec s{};
+        P::DynamicsOptions o;
+        o.model = model_source({d, s.layers, kind, heads, head_dim, s.width, mlp_hidden, mlp_depth,
+                                P::to_string(s.block.kind), P::to_string(s.block.norm), mlp,
+                                s.causal, ""});
+        o.base_seed = seed;
+        o.context = context;
+        o.prompts = prompts;
+        o.tol = tol;
+        const PyProgress report(progress, /*cancels=*/false);
+        P::DynamicsResult r;
+        {
+          py::gil_scoped_release release;
+          r = P::run(o, report.function());
+        }
+        report.rethrow_if_failed();
+        py::dict out = to_python(P::to_json(r));  // the `icl patch dynamics --json` object
+        out["steps"] = columns(P::to_table(r));
+        return out;
+      },
+      py::kw_only(), py::arg("d") = spec.d, py::arg("context") = def.context,
+      py::arg("prompts") = def.prompts, py::arg("kind") = P::to_string(spec.kind),
+      py::arg("heads") = spec.heads, py::arg("head_dim") = spec.head_dim,
+      py::arg("mlp_hidden") = spec.mlp_hidden, py::arg("mlp_depth") = spec.mlp_depth,
+      py::arg("mlp") = P::to_string(spec.block.mlp), py::arg("seed") = def.base_seed,
+      py::arg("tol") = def.tol, py::arg("progress") = py::none(),
+      "`icl patch dynamics` (verify::patch::run(DynamicsOptions), docs/patch.md §9): feeding the\n"
+      "context token by token gives patches dW_i; the prefix and online-GD identities are checked\n"
+      "(max rel diff <= tol) for one random plain attention block (kind 'softmax' | 'linear') and\n"
+      "an Elman RNN. Returns the `icl patch dynamics --json` object plus 'steps': {i,\n"
+      "step_attention, step_rnn} = |dW_i - dW_{i-1}|_F (mean over prompts), the columns of\n"
+      "`icl patch dynamics --out`. progress: callable(done, total, what).");
+}
+
+}  // namespace
+
+void bind_patch(py::module_& m) {
+  bind_patch_check(m);
 
   m.def(
       "rank1_patch",
@@ -108,56 +191,12 @@ void bind_patch(py::module_& m) {
         return out;
       },
       py::arg("W"), py::arg("u_full"), py::arg("anchor"), py::kw_only(),
-      py::arg("anchor_tol") = 1e-8,
+      py::arg("anchor_tol") = P::kAnchorTol,
       "Rank-1 patch of W: dW = W (u_full - a) a^T / |a|^2 (a = anchor), so (W + dW) a = W u_full;\n"
       "db = W (u_full - a) is the bias-only variant. Returns {dW, db, anchor_norm, status}\n"
       "(status 'ok', or 'degenerate-anchor' when |a| is too small: then dW = 0).");
 
-  const P::ModelSpec spec_defaults;
-  const P::DynamicsOptions dynamics_defaults;
-  m.def(
-      "patch_dynamics",
-      [](int d, int context, int prompts, const std::string& kind, int heads, int head_dim,
-         int mlp_hidden, int mlp_depth, const std::string& act, std::uint64_t seed, double tol,
-         const py::object& progress) {
-        P::DynamicsOptions o;
-        set_model(o.model.spec, d, kind, heads, head_dim, mlp_hidden, mlp_depth, act);
-        o.seed = seed;
-        o.context = context;
-        o.prompts = prompts;
-        o.tol = tol;
-        const PyProgress report(progress, /*cancels=*/false);
-        P::DynamicsResult r;
-        {
-          py::gil_scoped_release release;
-          r = P::run_dynamics(o, report.function());
-        }
-        report.rethrow_if_failed();
-        py::dict out = to_python(P::to_json(r));  // the `icl patch dynamics --json` object
-        const P::TableData t = P::to_table(r);
-        py::dict steps;
-        for (std::size_t c = 0; c < t.columns.size(); ++c) {
-          py::list column;
-          for (const auto& row : t.rows) column.append(row[c]);
-          steps[py::str(t.columns[c])] = column;
-        }
-        out["steps"] = steps;
-        return out;
-      },
-      py::kw_only(), py::arg("d") = spec_defaults.d, py::arg("context") = dynamics_defaults.context,
-      py::arg("prompts") = dynamics_defaults.prompts, py::arg("kind") = "softmax",
-      py::arg("heads") = spec_defaults.heads, py::arg("head_dim") = spec_defaults.head_dim,
-      py::arg("mlp_hidden") = spec_defaults.mlp_hidden,
-      py::arg("mlp_depth") = spec_defaults.mlp_depth, py::arg("act") = "gelu",
-      py::arg("seed") = dynamics_defaults.seed, py::arg("tol") = dynamics_defaults.tol,
-      py::arg("progress") = py::none(),
-      "Implicit dynamics of one random plain block (docs/patch.md §9; verify::patch::\n"
-      "run_dynamics): feeding the context token by token gives patches dW_i; the prefix and\n"
-      "online-GD identities are checked (max rel diff <= tol) for the attention block (kind\n"
-      "'softmax' | 'linear') and an Elman RNN. Returns the `icl patch dynamics --json` object\n"
-      "plus 'steps': {i, step_attention, step_rnn} = |dW_i - dW_{i-1}|_F (mean over prompts),\n"
-      "the columns of `icl patch dynamics --out`. progress: callable(done, total, what).");
+  bind_patch_dynamics(m);
 }
-
 
 }  // namespace icl::python

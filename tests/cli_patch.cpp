@@ -7,14 +7,24 @@
 
 #include "cli_harness.hpp"
 
+using icl_test::expect_bad_input;
 using icl_test::run_icl;
 
-TEST_CASE("icl patch check: exact rank-1 patch with failing negative controls") {
-  const auto r = run_icl("patch check --layers 3 --pre-ln --width 8 --heads 2 --head-dim 4 --mlp 16 "
-                         "--d 2 --context 12 --seed 3 --json",
-                         icl_test::scratch("cli_patch_scratch"));
+namespace {
+
+// The JSON of a command that must succeed (exit 0).
+nlohmann::json json_of(const std::string& args, const std::string& dir = "cli_patch_scratch") {
+  CAPTURE(args);
+  const auto r = run_icl(args, icl_test::scratch(dir));
   REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  return nlohmann::json::parse(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("icl patch check: exact rank-1 patch with failing negative controls") {
+  const auto j = json_of("patch check --layers 3 --block preln --width 8 --heads 2 --head-dim 4 "
+                         "--mlp-hidden 16 --d 2 --context 12 --seed 3 --json");
   CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
   CHECK(j.at("rank").get<int>() == 1);
   CHECK(j.at("pass").get<bool>());
@@ -29,10 +39,7 @@ TEST_CASE("icl patch check: exact rank-1 patch with failing negative controls") 
 }
 
 TEST_CASE("icl patch check on a plain block: the controls run on the control model and fail") {
-  const auto r = run_icl("patch check --context 10 --heads 2 --mlp 16 --seed 5 --json",
-                         icl_test::scratch("cli_patch_scratch_plain"));
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = json_of("patch check --context 10 --heads 2 --mlp-hidden 16 --seed 5 --json");
   CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
   const auto& nc = j.at("negative_controls");
   for (const char* k : {"weight_only_with_residual", "first_block_only"}) {
@@ -41,7 +48,7 @@ TEST_CASE("icl patch check on a plain block: the controls run on the control mod
     CHECK(nc.at(k).at("max_rel_diff").get<double>() > 1e-3);
   }
   // The text output names the model of the controls.
-  const auto t = run_icl("patch check --context 10 --heads 2 --mlp 16 --seed 5 --quiet",
+  const auto t = run_icl("patch check --context 10 --heads 2 --mlp-hidden 16 --seed 5 --quiet",
                          icl_test::scratch("cli_patch_scratch_plain"));
   REQUIRE(t.code == 0);
   CHECK(t.out.find("control (Pre-LN, 32 wide, 4 layers) model") != std::string::npos);
@@ -70,12 +77,7 @@ TEST_CASE("icl patch: bad options are exit 2 with a message") {
                          "patch align --protocol sgd", "patch train --save-dtype f16",
                          "patch train --save w.txt --save-dtype bf16",
                          "patch check --weights /nonexistent/w.safetensors"};
-  for (const char* c : cases) {
-    CAPTURE(c);
-    const auto r = run_icl(c, icl_test::scratch("cli_patch_scratch"));
-    CHECK(r.code == 2);
-    CHECK(!r.err.empty());
-  }
+  for (const char* c : cases) expect_bad_input(c, "icl: ");
 }
 
 TEST_CASE("icl patch train --save X.safetensors is read by icl patch check; a truncated copy is exit 2 naming the tensor") {
@@ -112,17 +114,14 @@ TEST_CASE("icl patch train --save X.safetensors is read by icl patch check; a tr
 }
 
 TEST_CASE("icl patch align --protocol: the chosen protocols with their controls in the JSON") {
-  const auto r = run_icl("patch align --protocol online,per-token --context 5 --prompts 3 --heads 2 "
-                         "--mlp 8 --json --quiet",
-                         icl_test::scratch("cli_patch_scratch_align"));
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = json_of("patch align --protocol online,per-token --context 5 --prompts 3 --heads 2 "
+                         "--mlp-hidden 8 --json --quiet");
   REQUIRE(j.at("protocols").size() == 2);
   CHECK(j.at("protocols").at(0).at("protocol") == "online");
   CHECK(j.at("protocols").at(1).at("protocol") == "per-token");
   CHECK(j.at("protocols").at(1).at("x").size() == 5);
   CHECK(j.at("protocols").at(1).at("summary_random").at("count") == 3);
-  const auto t = run_icl("patch align --context 5 --prompts 2 --heads 2 --mlp 8 --sgd-steps 1,2 --quiet",
+  const auto t = run_icl("patch align --context 5 --prompts 2 --heads 2 --mlp-hidden 8 --sgd-steps 1,2 --quiet",
                          icl_test::scratch("cli_patch_scratch_align"));
   REQUIRE(t.code == 0);
   for (const char* p : {"fullbatch:", "online:", "per-token:"}) CHECK(t.out.find(p) != std::string::npos);
@@ -136,11 +135,8 @@ TEST_CASE("icl patch check --block --norm --mlp: 10-layer modern blocks pass at 
                         {"--block postln --mlp gelu", false, true}};
   for (const auto& cs : cases) {
     CAPTURE(cs.flags);
-    const auto r = run_icl(std::string("patch check --layers 10 --width 8 --heads 2 --mlp-hidden 16 "
-                                       "--context 12 --tol 1e-12 --json ") + cs.flags,
-                           icl_test::scratch("cli_patch_scratch_blocks"));
-    REQUIRE(r.code == 0);
-    const auto j = nlohmann::json::parse(r.out);
+    const auto j = json_of(std::string("patch check --layers 10 --width 8 --heads 2 --mlp-hidden 16 "
+                                       "--context 12 --tol 1e-12 --json ") + cs.flags);
     CHECK(j.at("pass").get<bool>());
     CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
     CHECK(j.at("float32").at("max_rel_diff").get<double>() < 1e-5);
@@ -151,13 +147,26 @@ TEST_CASE("icl patch check --block --norm --mlp: 10-layer modern blocks pass at 
     CHECK(j.at("negative_controls").at("weight_only_with_residual").at("max_rel_diff").get<double>() > 1e-2);
     CHECK(j.at("negative_controls").contains("gate_only") == cs.gated);
   }
-  // The old spelling still works: --pre-ln with --mlp N (hidden width).
-  const auto old = run_icl("patch check --layers 2 --pre-ln --width 8 --heads 2 --mlp 16 --context 6 --json",
-                           icl_test::scratch("cli_patch_scratch_blocks"));
-  REQUIRE(old.code == 0);
-  const auto jo = nlohmann::json::parse(old.out);
-  CHECK(jo.at("config").at("block").get<std::string>() == "preln");
-  CHECK(jo.at("config").at("mlp_hidden").get<int>() == 16);
+}
+
+TEST_CASE("icl patch: --pre-ln, --residual, --act and --mlp N are aliases: the same JSON as --block, --mlp and --mlp-hidden") {
+  const std::string base = "patch check --layers 2 --width 8 --heads 2 --context 6 --json ";
+  const auto strip = [](nlohmann::json j) {
+    j.erase("seconds_per_check");
+    return j;
+  };
+  const struct { const char* alias; const char* flag; } pairs[] = {
+      {"--pre-ln --mlp 16", "--block preln --mlp-hidden 16"},
+      {"--residual --act relu", "--block residual --mlp relu"}};
+  for (const auto& p : pairs) {
+    CAPTURE(p.alias);
+    CHECK(strip(json_of(base + p.alias)) == strip(json_of(base + p.flag)));
+  }
+  CHECK(json_of(base + "--pre-ln").at("config").at("block") == "preln");
+  // an alias together with its flag is refused
+  expect_bad_input("patch check --pre-ln --block preln", "--block");
+  expect_bad_input("patch check --mlp 16 --mlp-hidden 8", "mlp_hidden");
+  expect_bad_input("patch check --act relu --mlp gelu", "act");
 }
 
 TEST_CASE("icl patch: impossible block/norm/mlp combinations are exit 2 naming the flag") {
@@ -169,12 +178,7 @@ TEST_CASE("icl patch: impossible block/norm/mlp combinations are exit 2 naming t
                         {"patch check --mlp 0", "mlp"},
                         {"patch check --act relu --mlp swiglu", "act"},
                         {"patch check --mlp swiglu --mlp-depth 1", "mlp_depth"}};
-  for (const auto& c : cases) {
-    CAPTURE(c.args);
-    const auto r = run_icl(c.args, icl_test::scratch("cli_patch_scratch"));
-    CHECK(r.code == 2);
-    CHECK(r.err.find(c.field) != std::string::npos);
-  }
+  for (const auto& c : cases) expect_bad_input(c.args, c.field);
 }
 
 TEST_CASE("icl patch check --weights: a disagreeing --block, --norm or --mlp is named") {

@@ -21,40 +21,26 @@ using icl_test::random_mat;
 
 namespace {
 
-// width 8 with an embedding, 2 heads of 4, MLP 16.
-ModelConfig kind_config(BlockKind b, bool normalized, Norm norm, const std::string& mlp, int layers) {
-  ModelConfig c;
-  c.token_dim = 3;
-  c.embed = true;
-  c.width = 8;
-  c.layers = layers;
-  c.heads = 2;
-  c.head_dim = 4;
-  c.mlp_hidden = 16;
-  set_block(c, b, normalized);
-  c.norm = norm;
-  set_mlp(c, mlp);
-  c.validate();
-  return c;
+// Tokens in R^3, width 8 with an embedding, 2 heads of 4, MLP 16.
+ModelConfig kind_config(Block b, int layers) {
+  return ModelSpec{.layers = layers, .heads = 2, .width = 8, .mlp_hidden = 16, .block = b}.config();
 }
 
-std::string label(const ModelConfig& c) {
-  return to_string(block_kind(c)) + (c.layernorm ? " " + to_string(c.norm) : "") + " " + mlp_name(c);
-}
+std::string label(const ModelConfig& c) { return icl::verify::patch::label(c.block); }
 
 // Every block kind with a norm, both norms, plain and gated MLPs; plus the kinds without a norm.
 std::vector<ModelConfig> all_kinds(int layers) {
   std::vector<ModelConfig> v;
-  for (BlockKind b : {BlockKind::PreNorm, BlockKind::PostNorm, BlockKind::Parallel})
+  for (BlockKind b : {BlockKind::PreLn, BlockKind::PostLn, BlockKind::Parallel})
     for (Norm n : {Norm::LayerNorm, Norm::RmsNorm})
-      for (const char* m : {"gelu", "swiglu", "geglu"}) v.push_back(kind_config(b, true, n, m, layers));
-  for (const char* m : {"gelu", "relu"}) {
-    v.push_back(kind_config(BlockKind::Plain, false, Norm::LayerNorm, m, layers));
-    v.push_back(kind_config(BlockKind::Residual, false, Norm::LayerNorm, m, layers));
+      for (Mlp m : {Mlp::Gelu, Mlp::SwiGlu, Mlp::GeGlu}) v.push_back(kind_config({b, n, m}, layers));
+  for (Mlp m : {Mlp::Gelu, Mlp::Relu}) {
+    v.push_back(kind_config({BlockKind::Plain, Norm::None, m}, layers));
+    v.push_back(kind_config({BlockKind::Residual, Norm::None, m}, layers));
   }
   // A gated MLP without a norm: its output grows quadratically with its input, so a deep
   // random stack overflows (at 10 layers even float64); only in shallow stacks.
-  if (layers <= 4) v.push_back(kind_config(BlockKind::Parallel, false, Norm::LayerNorm, "swiglu", layers));
+  if (layers <= 4) v.push_back(kind_config({BlockKind::Parallel, Norm::None, Mlp::SwiGlu}, layers));
   return v;
 }
 
@@ -68,9 +54,9 @@ TEST_CASE("RMSNorm and the gated MLPs (SwiGLU, GeGLU) match their direct formula
     for (int i = 0; i < 5; ++i) ms += z(i, j) * z(i, j) / 5;
     for (int i = 0; i < 5; ++i) CHECK(std::abs(y(i, j) - g(i, 0) * z(i, j) / std::sqrt(ms + 1e-5)) < 1e-14);
   }
-  for (const char* m : {"swiglu", "geglu"}) {
-    CAPTURE(m);
-    auto c = kind_config(BlockKind::Plain, false, Norm::LayerNorm, m, 1);
+  for (Mlp m : {Mlp::SwiGlu, Mlp::GeGlu}) {
+    CAPTURE(to_string(m));
+    auto c = kind_config({BlockKind::Plain, Norm::None, m}, 1);
     auto w = init_weights(c, {.seed = 3});
     const auto& b = w.blocks[0];
     const M u = random_mat(8, 3, 4);
@@ -80,7 +66,7 @@ TEST_CASE("RMSNorm and the gated MLPs (SwiGLU, GeGLU) match their direct formula
       for (int i = 0; i < 16; ++i) {
         const double gp = b.Wg.row(i).dot(u.col(j)) + b.bg(i, 0);
         const double up = b.W[0].row(i).dot(u.col(j)) + b.b[0](i, 0);
-        const double f = std::string(m) == "swiglu" ? gp / (1 + std::exp(-gp))
+        const double f = m == Mlp::SwiGlu ? gp / (1 + std::exp(-gp))
                                                     : gp * 0.5 * (1 + std::erf(gp / std::sqrt(2.0)));
         hidden(i) = f * up;
       }
@@ -92,8 +78,8 @@ TEST_CASE("RMSNorm and the gated MLPs (SwiGLU, GeGLU) match their direct formula
 
 TEST_CASE("post-norm and parallel blocks match their direct formulas") {
   for (Norm n : {Norm::LayerNorm, Norm::RmsNorm}) {
-    auto cp = kind_config(BlockKind::PostNorm, true, n, "swiglu", 1);
-    auto cq = kind_config(BlockKind::Parallel, true, n, "geglu", 1);
+    auto cp = kind_config({BlockKind::PostLn, n, Mlp::SwiGlu}, 1);
+    auto cq = kind_config({BlockKind::Parallel, n, Mlp::GeGlu}, 1);
     auto wp = init_weights(cp, {.seed = 5}), wq = init_weights(cq, {.seed = 6});
     const M z = random_mat(8, 5, 7);
     auto N = [&](const ModelConfig& c, const M& x, const M& g, const M& be) {
@@ -121,7 +107,7 @@ TEST_CASE("backpropagation of RMSNorm, gated MLPs, post-norm and parallel blocks
     CAPTURE(label(c));
     icl_test::check_gradients(c, 21);
   }
-  auto rnn = kind_config(BlockKind::PostNorm, true, Norm::RmsNorm, "swiglu", 1);
+  auto rnn = kind_config({BlockKind::PostLn, Norm::RmsNorm, Mlp::SwiGlu}, 1);
   rnn.kind = LayerKind::Rnn;
   CAPTURE(label(rnn) + " rnn");
   icl_test::check_gradients(rnn, 22);
@@ -138,7 +124,7 @@ TEST_CASE("10-layer stacks of every block kind: the patch is exact (float64 1e-1
     REQUIRE(r.per_layer.size() == 10);
     for (const auto& d : r.per_layer) CHECK(d.max_rel < 1e-12);
     for (const auto& k : r.ranks) CHECK(k.rank <= 1);
-    CHECK(r.ranks_gate.size() == (c.gated ? 10u : 0u));
+    CHECK(r.ranks_gate.size() == (c.block.gated() ? 10u : 0u));
     for (const auto& k : r.ranks_gate) CHECK(k.rank <= 1);
     // Exactly one nonzero singular value somewhere: the patches are not all zero.
     int ones = 0;
@@ -167,8 +153,8 @@ TEST_CASE("10-layer stacks of every block kind: the patch is exact (float64 1e-1
 TEST_CASE("post-norm blocks: the bias-free norm-scale patch is exact; without it (weight-only) the error is O(1)") {
   const auto tokens = make_prompts(2, 12, 1, 10)[0].tokens;
   for (Norm n : {Norm::LayerNorm, Norm::RmsNorm})
-    for (const char* m : {"gelu", "swiglu"}) {
-      auto c = kind_config(BlockKind::PostNorm, true, n, m, 10);
+    for (Mlp m : {Mlp::Gelu, Mlp::SwiGlu}) {
+      auto c = kind_config({BlockKind::PostLn, n, m}, 10);
       CAPTURE(label(c));
       auto w = init_weights(c, {.seed = 43});
       const auto ns = stack_check(w, tokens, 12, PatchMode::NormScale);
@@ -184,7 +170,7 @@ TEST_CASE("post-norm blocks: the bias-free norm-scale patch is exact; without it
       CHECK(wo.diff.max_rel > 0.01);
     }
   // norm-scale is defined for post-norm blocks only
-  auto pre = kind_config(BlockKind::PreNorm, true, Norm::RmsNorm, "gelu", 1);
+  auto pre = kind_config({BlockKind::PreLn, Norm::RmsNorm}, 1);
   CHECK_THROWS_AS(stack_check(init_weights(pre, {.seed = 1}), tokens, 12, PatchMode::NormScale),
                   icl::InvalidParams);
 }
@@ -192,7 +178,7 @@ TEST_CASE("post-norm blocks: the bias-free norm-scale patch is exact; without it
 TEST_CASE("negative controls of each kind: weight-only, gate-only and first-block-only are not exact") {
   const auto tokens = make_prompts(2, 12, 1, 11)[0].tokens;
   for (const auto& c : all_kinds(4)) {
-    if (block_kind(c) == BlockKind::Plain) continue;  // plain: weight-only is the exact patch
+    if (c.block.kind == BlockKind::Plain) continue;  // plain: weight-only is the exact patch
     CAPTURE(label(c));
     auto w = init_weights(c, {.seed = 47});
     // Without the stream patch (db2, dWL or the norm scale) the skip connection carries
@@ -200,13 +186,13 @@ TEST_CASE("negative controls of each kind: weight-only, gate-only and first-bloc
     CHECK(stack_check(w, tokens, 12, PatchMode::WeightOnly).diff.max_rel > 0.01);
     // Block 2 unpatched sees a lone token without its context.
     CHECK(stack_check(w, tokens, 12, PatchMode::Full, 1).diff.max_rel > 1e-3);
-    if (!c.gated) {
+    if (!c.block.gated()) {
       CHECK_THROWS_AS(stack_check(w, tokens, 12, PatchMode::GateOnly), icl::InvalidParams);
       continue;
     }
     const auto go = stack_check(w, tokens, 12, PatchMode::GateOnly);
     MESSAGE(label(c) << ": gate-only " << go.diff.max_rel);
-    if (block_kind(c) == BlockKind::Parallel) {
+    if (c.block.kind == BlockKind::Parallel) {
       // Parallel: the MLP reads N1(z), which does not see the context, so there is nothing for
       // the gate or up patch to do: gate-only is exact, and the whole patch is the stream gap.
       CHECK(go.diff.max_rel < 1e-12);
@@ -221,34 +207,21 @@ TEST_CASE("negative controls of each kind: weight-only, gate-only and first-bloc
 }
 
 TEST_CASE("training every block kind: the loss falls and the patched query-only loss equals the context loss") {
-  for (const auto& c : {kind_config(BlockKind::PreNorm, true, Norm::RmsNorm, "swiglu", 2),
-                        kind_config(BlockKind::PostNorm, true, Norm::RmsNorm, "geglu", 2),
-                        kind_config(BlockKind::Parallel, true, Norm::LayerNorm, "swiglu", 2)}) {
+  for (const auto& c : {kind_config({BlockKind::PreLn, Norm::RmsNorm, Mlp::SwiGlu}, 2),
+                        kind_config({BlockKind::PostLn, Norm::RmsNorm, Mlp::GeGlu}, 2),
+                        kind_config({BlockKind::Parallel, Norm::LayerNorm, Mlp::SwiGlu}, 2)}) {
     CAPTURE(label(c));
     auto w = init_weights(c, {.seed = 53});
-    TrainOptions t;
-    t.d = 2;
-    t.n_ctx = 10;
-    t.batch = 16;
-    t.steps = 150;
-    t.eval_every = 50;
-    t.eval_prompts = 32;
-    t.adam.lr = 3e-3;
-    t.threads = 1;
-    const auto r = train(w, t);
-    REQUIRE(r.status == icl::numerics::Status::Converged);
-    REQUIRE(r.log.size() >= 2);
+    const auto r = icl_test::train_checked(w, {.d = 2, .n_ctx = 10, .batch = 16, .steps = 150,
+                                               .adam = {.lr = 3e-3}, .eval_every = 50,
+                                               .eval_prompts = 32, .threads = 1});
     MESSAGE(label(c) << ": eval loss " << r.log.front().eval_loss << " -> " << r.log.back().eval_loss);
     CHECK(r.log.back().eval_loss < r.log.front().eval_loss);
-    for (const auto& row : r.log) {
-      CHECK(row.patch_max_rel < 1e-10);
-      CHECK(std::abs(row.eval_loss_patched - row.eval_loss) <= 1e-10 * (1 + row.eval_loss));
-    }
   }
 }
 
 TEST_CASE("weights of the new kinds save and load exactly; files without the new config fields still load") {
-  auto c = kind_config(BlockKind::PostNorm, true, Norm::RmsNorm, "swiglu", 2);
+  auto c = kind_config({BlockKind::PostLn, Norm::RmsNorm, Mlp::SwiGlu}, 2);
   auto w = init_weights(c, {.seed = 5});
   std::stringstream ss;
   save_weights(w, ss);
@@ -257,7 +230,7 @@ TEST_CASE("weights of the new kinds save and load exactly; files without the new
   const M tok = random_mat(3, 4, 6);
   CHECK((forward(w, tok) - forward(w2, tok)).norm() == 0);
   // A file of the format before gated MLPs / RMSNorm / layouts: the config line ends at ln_eps.
-  auto old = kind_config(BlockKind::PreNorm, true, Norm::LayerNorm, "gelu", 1);
+  auto old = kind_config({BlockKind::PreLn, Norm::LayerNorm, Mlp::Gelu}, 1);
   std::stringstream so;
   save_weights(init_weights(old, {.seed = 2}), so);
   std::string text = so.str();
@@ -269,30 +242,40 @@ TEST_CASE("weights of the new kinds save and load exactly; files without the new
   CHECK(load_weights(si).config == old);
 }
 
-TEST_CASE("block, norm and MLP names: set_block and set_mlp refuse impossible combinations") {
-  ModelConfig c;
-  CHECK_THROWS_AS(set_block(c, BlockKind::Plain, true), icl::InvalidParams);
-  CHECK_THROWS_AS(set_block(c, BlockKind::PostNorm, false), icl::InvalidParams);
-  CHECK_THROWS_AS(set_mlp(c, "mish"), icl::InvalidParams);
-  set_block(c, BlockKind::Parallel, false);
-  CHECK(block_kind(c) == BlockKind::Parallel);
-  for (const char* m : {"gelu", "relu", "swiglu", "geglu"}) {
-    set_mlp(c, m);
-    CHECK(mlp_name(c) == m);
-  }
-  c.mlp_depth = 1;
-  CHECK_THROWS_AS(c.validate(), icl::InvalidParams);  // a gated MLP needs a down matrix
+TEST_CASE("Block: one description of a block; impossible combinations name the field") {
+  using icl_test::field_of;
+  CHECK(field_of([] { Block{BlockKind::Plain, Norm::RmsNorm}.validate(2); }) == "norm");
+  CHECK(field_of([] { Block{BlockKind::Residual, Norm::LayerNorm}.validate(2); }) == "norm");
+  CHECK(field_of([] { Block{BlockKind::PostLn, Norm::None}.validate(2); }) == "norm");
+  CHECK(field_of([] { Block{BlockKind::PreLn, Norm::None}.validate(2); }) == "norm");
+  CHECK(field_of([] { Block{BlockKind::Parallel, Norm::None}.validate(2); }) == "");
+  CHECK(field_of([] { Block{BlockKind::PreLn, Norm::Auto, Mlp::SwiGlu}.validate(1); }) == "mlp_depth");
+  CHECK(field_of([] { mlp_from_string("mish"); }) == "mlp");
+  CHECK(field_of([] { block_kind_from_string("prenorm"); }) == "block");
+  CHECK(field_of([] { norm_from_string("batchnorm"); }) == "norm");
+  // auto: the kind's norm (layernorm where a norm is needed or allowed, none otherwise)
+  CHECK(Block{BlockKind::PostLn}.resolved().norm == Norm::LayerNorm);
+  CHECK(Block{BlockKind::Parallel}.resolved().norm == Norm::LayerNorm);
+  CHECK(Block{BlockKind::Residual}.resolved().norm == Norm::None);
+  // each name reads back; the MLP fixes the activation and the gate
+  for (Mlp m : {Mlp::Gelu, Mlp::Relu, Mlp::Silu, Mlp::SwiGlu, Mlp::GeGlu})
+    CHECK(mlp_from_string(to_string(m)) == m);
+  CHECK(Block{.mlp = Mlp::SwiGlu}.activation() == Activation::Silu);
+  CHECK(Block{.mlp = Mlp::GeGlu}.gated());
+  CHECK(!Block{.mlp = Mlp::Relu}.gated());
+  CHECK(label(Block{BlockKind::PostLn, Norm::RmsNorm, Mlp::SwiGlu}) == "postln rmsnorm swiglu");
+  CHECK(label(Block{BlockKind::Residual}) == "residual gelu");
 }
 
 TEST_CASE("a stack mixing pre-norm, post-norm and parallel blocks: the block-by-block patch is exact") {
   // ModelConfig holds one block kind per model; the patch of docs/patch.md §7 works block by
   // block, so a mixed stack is built here from blocks of different configurations and patched
   // with the block-level entries (block_forward with its cache, block_patch, apply_patch).
-  const std::vector<ModelConfig> cs = {kind_config(BlockKind::PreNorm, true, Norm::RmsNorm, "swiglu", 1),
-                                       kind_config(BlockKind::PostNorm, true, Norm::LayerNorm, "geglu", 1),
-                                       kind_config(BlockKind::Parallel, true, Norm::RmsNorm, "gelu", 1),
-                                       kind_config(BlockKind::Residual, false, Norm::LayerNorm, "gelu", 1),
-                                       kind_config(BlockKind::PostNorm, true, Norm::RmsNorm, "swiglu", 1)};
+  const std::vector<ModelConfig> cs = {kind_config({BlockKind::PreLn, Norm::RmsNorm, Mlp::SwiGlu}, 1),
+                                       kind_config({BlockKind::PostLn, Norm::LayerNorm, Mlp::GeGlu}, 1),
+                                       kind_config({BlockKind::Parallel, Norm::RmsNorm, Mlp::Gelu}, 1),
+                                       kind_config({BlockKind::Residual, Norm::None, Mlp::Gelu}, 1),
+                                       kind_config({BlockKind::PostLn, Norm::RmsNorm, Mlp::SwiGlu}, 1)};
   std::vector<BlockWeights<double>> ws;
   for (std::size_t l = 0; l < cs.size(); ++l)
     ws.push_back(init_weights(cs[l], {.seed = 60 + l}).blocks[0]);

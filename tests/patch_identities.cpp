@@ -22,19 +22,11 @@ namespace {
 
 using icl_test::random_mat;
 
-ModelConfig cfg(LayerKind kind, bool residual, bool ln, int layers, bool emb = false) {
-  ModelConfig c;
-  c.token_dim = 3;
-  c.embed = emb;
-  c.width = emb ? 8 : 3;
-  c.layers = layers;
-  c.kind = kind;
-  c.heads = 4;
-  c.head_dim = 4;
-  c.mlp_hidden = 32;
-  c.residual = residual;
-  c.layernorm = ln;
-  return c;
+// Tokens in R^3, 4 heads of 4, MLP 32; width 3 (no embedding) or `width` with an embedding.
+ModelConfig cfg(LayerKind kind, BlockKind block, int layers, int width = 3) {
+  return ModelSpec{.layers = layers, .kind = kind, .heads = 4, .width = width, .mlp_hidden = 32,
+                   .block = {block}}
+      .config();
 }
 
 }  // namespace
@@ -71,7 +63,7 @@ TEST_CASE("chunk patch T_W(C, x) = T_{W+dW}(C\\Y, x) for softmax, linear attenti
   const auto tokens = make_prompts(2, 12, 1, 5)[0].tokens;
   for (LayerKind kind : {LayerKind::Softmax, LayerKind::Linear, LayerKind::Rnn}) {
     for (bool emb : {false, true}) {
-      auto w = init_weights(cfg(kind, false, false, 1, emb), {.seed = 9});
+      auto w = init_weights(cfg(kind, BlockKind::Plain, 1, emb ? 8 : 3), {.seed = 9});
       for (auto [b, e] : {std::pair{0, 12}, std::pair{3, 7}, std::pair{11, 12}, std::pair{0, 1}}) {
         CAPTURE(to_string(kind));
         CAPTURE(b);
@@ -95,7 +87,7 @@ TEST_CASE("chunk patch T_W(C, x) = T_{W+dW}(C\\Y, x) for softmax, linear attenti
 }
 
 TEST_CASE("degenerate anchor is reported: A(x) = 0") {
-  auto w = init_weights(cfg(LayerKind::Softmax, false, false, 1), {.seed = 2});
+  auto w = init_weights(cfg(LayerKind::Softmax, BlockKind::Plain, 1), {.seed = 2});
   w.blocks[0].Wo.setZero();
   w.blocks[0].bo.setZero();
   w.blocks[0].bv.setConstant(1.0);  // A(C, x) still 0 too, but check status path
@@ -105,7 +97,7 @@ TEST_CASE("degenerate anchor is reported: A(x) = 0") {
 }
 
 TEST_CASE("residual block without LayerNorm: the closed form of docs/patch.md §5") {
-  auto c = cfg(LayerKind::Softmax, true, false, 1);
+  auto c = cfg(LayerKind::Softmax, BlockKind::Residual, 1);
   auto w = init_weights(c, {.seed = 13});
   const M z = random_mat(3, 9, 14);
   const auto& b = w.blocks[0];
@@ -128,7 +120,7 @@ TEST_CASE("residual block without LayerNorm: the closed form of docs/patch.md §
 
 TEST_CASE("Pre-LN block: (dW, db2) and bias-free (dW, dW2) exact at every position; weight-only fails O(1)") {
   for (LayerKind kind : {LayerKind::Softmax, LayerKind::Rnn}) {
-    auto c = cfg(kind, true, true, 1, true);
+    auto c = cfg(kind, BlockKind::PreLn, 1, 8);
     auto w = init_weights(c, {.seed = 17});
     const auto tokens = make_prompts(2, 10, 1, 3)[0].tokens;
     double worst_weight_only = 1e300, mean_weight_only = 0;
@@ -151,7 +143,7 @@ TEST_CASE("Pre-LN block: (dW, db2) and bias-free (dW, dW2) exact at every positi
 }
 
 TEST_CASE("stack of Pre-LN blocks: block-by-block patch exact, first-block-only fails") {
-  auto c = cfg(LayerKind::Softmax, true, true, 4, true);
+  auto c = cfg(LayerKind::Softmax, BlockKind::PreLn, 4, 8);
   auto w = init_weights(c, {.seed = 23});
   const auto tokens = make_prompts(2, 15, 1, 4)[0].tokens;
   for (int pos : {0, 7, 15}) {
@@ -171,7 +163,7 @@ TEST_CASE("stack of Pre-LN blocks: block-by-block patch exact, first-block-only 
 }
 
 TEST_CASE("float64 agreement to 1e-12, float32 about 1e-6") {
-  auto c = cfg(LayerKind::Softmax, true, true, 3, true);
+  auto c = cfg(LayerKind::Softmax, BlockKind::PreLn, 3, 8);
   auto w = init_weights(c, {.seed = 29});
   const auto tokens = make_prompts(2, 20, 1, 5)[0].tokens;
   auto rd = stack_check(w, tokens, 20, PatchMode::Full);
@@ -184,8 +176,8 @@ TEST_CASE("float64 agreement to 1e-12, float32 about 1e-6") {
 }
 
 TEST_CASE("implicit dynamics: prefix patches, online-GD form, step-norm slopes") {
-  auto ca = cfg(LayerKind::Softmax, false, false, 1, true);
-  auto cr = cfg(LayerKind::Rnn, false, false, 1, true);
+  auto ca = cfg(LayerKind::Softmax, BlockKind::Plain, 1, 8);
+  auto cr = cfg(LayerKind::Rnn, BlockKind::Plain, 1, 8);
   const auto tokens = make_prompts(2, 200, 1, 6)[0].tokens;
   auto da = implicit_dynamics(init_weights(ca, {.seed = 31}), tokens);
   auto dr = implicit_dynamics(init_weights(cr, {.seed = 31}), tokens);
@@ -211,7 +203,7 @@ TEST_CASE("implicit dynamics: prefix patches, online-GD form, step-norm slopes")
 }
 
 TEST_CASE("thought patch: m = 1 is exact on its query, held-out error falls with m") {
-  auto c = cfg(LayerKind::Softmax, false, false, 1, true);
+  auto c = cfg(LayerKind::Softmax, BlockKind::Plain, 1, 8);
   auto w = init_weights(c, {.seed = 37});
   const M ctx = make_prompts(2, 30, 1, 8)[0].tokens.leftCols(30);  // a copy, not a view
   ThoughtOptions tp;
@@ -232,7 +224,7 @@ TEST_CASE("thought patch, residual blocks: m = 1 exact with db2 and not without,
     for (bool ln : {true, false}) {
       CAPTURE(sd);
       CAPTURE(ln);
-      auto c = cfg(LayerKind::Softmax, true, ln, 1, true);
+      auto c = cfg(LayerKind::Softmax, ln ? BlockKind::PreLn : BlockKind::Residual, 1, 8);
       auto w = init_weights(c, {.seed = static_cast<std::uint64_t>(sd)});
       const M ctx = make_prompts(2, 30, 1, static_cast<std::uint64_t>(sd))[0].tokens.leftCols(30);
       ThoughtOptions tp;
@@ -248,49 +240,21 @@ TEST_CASE("thought patch, residual blocks: m = 1 exact with db2 and not without,
 }
 
 TEST_CASE("training: beats the zero predictor, and the context loss equals the patched loss at every step") {
-  ModelConfig c;
-  c.token_dim = 3;
-  c.width = 3;
-  c.heads = 8;
-  c.head_dim = 4;
-  c.mlp_hidden = 64;
-  auto w = init_weights(c, {.seed = 41});
-  TrainOptions p;
-  p.d = 2;
-  p.n_ctx = 20;
-  p.batch = 32;
-  p.steps = 300;
-  p.eval_every = 100;
-  p.eval_prompts = 64;
-  p.adam.lr = 3e-3;
-  auto r = train(w, p);
-  for (auto& row : r.log) {
-    CHECK(std::abs(row.eval_loss - row.eval_loss_patched) < 1e-10 * row.eval_loss);
-    CHECK(row.patch_max_rel < 1e-10);
-  }
+  auto w = init_weights(ModelSpec{.mlp_hidden = 64}.config(), {.seed = 41});
+  const auto r = icl_test::train_checked(w, {.d = 2, .n_ctx = 20, .batch = 32, .steps = 300,
+                                             .adam = {.lr = 3e-3}, .eval_every = 100, .eval_prompts = 64});
   MESSAGE("zero loss " << r.zero_loss << ", final " << r.final_eval_loss << ", " << r.seconds << " s");
   CHECK(r.final_eval_loss < 0.7 * r.zero_loss);
 }
 
 TEST_CASE("training: the trained weights are bit-identical for 1, 2 and 3 threads") {
-  ModelConfig c;
-  c.token_dim = 3;
-  c.width = 3;
-  c.heads = 2;
-  c.head_dim = 4;
-  c.mlp_hidden = 16;
+  const ModelConfig c = ModelSpec{.heads = 2, .mlp_hidden = 16}.config();
   std::vector<Weights<double>> trained;
   for (int threads : {1, 2, 3}) {
     auto w = init_weights(c, {.seed = 5});
-    TrainOptions p;
-    p.d = 2;
-    p.n_ctx = 6;
-    p.batch = 13;  // not a multiple of the thread counts
-    p.steps = 20;
-    p.eval_every = 10;
-    p.eval_prompts = 8;
-    p.threads = threads;
-    train(w, p);
+    // batch 13: not a multiple of the thread counts
+    train(w, {.d = 2, .n_ctx = 6, .batch = 13, .steps = 20, .eval_every = 10, .eval_prompts = 8,
+              .threads = threads});
     trained.push_back(w);
   }
   for (std::size_t k = 1; k < trained.size(); ++k) {

@@ -66,20 +66,11 @@ M naive_attention(const ModelConfig& c, const BlockWeights<double>& w, const M& 
   return out;
 }
 
-ModelConfig small_config(LayerKind kind, bool residual, bool ln, bool emb, int layers) {
-  ModelConfig c;
-  c.token_dim = 3;
-  c.embed = emb;
-  c.width = emb ? 5 : 3;
-  c.layers = layers;
-  c.kind = kind;
-  c.heads = 2;
-  c.head_dim = 3;
-  c.mlp_hidden = 7;
-  c.mlp_depth = 3;
-  c.residual = residual;
-  c.layernorm = ln;
-  return c;
+// Tokens in R^3; width 3 (no embedding) or 5 (with one); 2 heads of 3, MLP 7 x 7, depth 3.
+ModelConfig small_config(LayerKind kind, BlockKind block, int width, int layers) {
+  return ModelSpec{.layers = layers, .kind = kind, .heads = 2, .head_dim = 3, .width = width,
+                   .mlp_hidden = 7, .mlp_depth = 3, .block = {block}}
+      .config();
 }
 
 }  // namespace
@@ -87,7 +78,7 @@ ModelConfig small_config(LayerKind kind, bool residual, bool ln, bool emb, int l
 TEST_CASE("attention forward matches a naive loop implementation") {
   for (LayerKind kind : {LayerKind::Softmax, LayerKind::Linear}) {
     for (bool causal : {true, false}) {
-      ModelConfig c = small_config(kind, false, false, false, 1);
+      ModelConfig c = small_config(kind, BlockKind::Plain, 3, 1);
       c.causal = causal;
       auto w = init_weights(c, {.seed = 11});
       const M z = random_mat(3, 7, 5);
@@ -99,7 +90,7 @@ TEST_CASE("attention forward matches a naive loop implementation") {
 }
 
 TEST_CASE("single-token softmax attention is affine: A(x) = W_O (W_V x + b_V) + b_O") {
-  ModelConfig c = small_config(LayerKind::Softmax, false, false, false, 1);
+  ModelConfig c = small_config(LayerKind::Softmax, BlockKind::Plain, 3, 1);
   auto w = init_weights(c, {.seed = 3});
   const M x = random_mat(3, 1, 9);
   const auto& b = w.blocks[0];
@@ -108,7 +99,7 @@ TEST_CASE("single-token softmax attention is affine: A(x) = W_O (W_V x + b_V) + 
 }
 
 TEST_CASE("Elman RNN and LayerNorm match direct formulas") {
-  ModelConfig c = small_config(LayerKind::Rnn, false, false, false, 1);
+  ModelConfig c = small_config(LayerKind::Rnn, BlockKind::Plain, 3, 1);
   auto w = init_weights(c, {.seed = 4});
   const M z = random_mat(3, 5, 8);
   const auto& b = w.blocks[0];
@@ -130,16 +121,16 @@ TEST_CASE("Elman RNN and LayerNorm match direct formulas") {
 TEST_CASE("backpropagation matches central finite differences (rel err < 1e-6)") {
   struct Case { std::string name; ModelConfig c; };
   std::vector<Case> cases{
-      {"plain softmax", small_config(LayerKind::Softmax, false, false, false, 1)},
-      {"plain linear", small_config(LayerKind::Linear, false, false, false, 1)},
-      {"plain rnn", small_config(LayerKind::Rnn, false, false, false, 1)},
-      {"residual softmax", small_config(LayerKind::Softmax, true, false, false, 1)},
-      {"pre-ln softmax x2 embed", small_config(LayerKind::Softmax, true, true, true, 2)},
-      {"pre-ln rnn embed", small_config(LayerKind::Rnn, true, true, true, 1)},
+      {"plain softmax", small_config(LayerKind::Softmax, BlockKind::Plain, 3, 1)},
+      {"plain linear", small_config(LayerKind::Linear, BlockKind::Plain, 3, 1)},
+      {"plain rnn", small_config(LayerKind::Rnn, BlockKind::Plain, 3, 1)},
+      {"residual softmax", small_config(LayerKind::Softmax, BlockKind::Residual, 3, 1)},
+      {"pre-ln softmax x2 embed", small_config(LayerKind::Softmax, BlockKind::PreLn, 5, 2)},
+      {"pre-ln rnn embed", small_config(LayerKind::Rnn, BlockKind::PreLn, 5, 1)},
   };
   cases[1].c.causal = false;
-  cases.push_back({"relu mlp", small_config(LayerKind::Softmax, true, true, true, 1)});
-  cases.back().c.act = Activation::Relu;
+  cases.push_back({"relu mlp", small_config(LayerKind::Softmax, BlockKind::PreLn, 5, 1)});
+  cases.back().c.block.mlp = Mlp::Relu;
   for (auto& cs : cases) {
     CAPTURE(cs.name);
     icl_test::check_gradients(cs.c, 21);
@@ -147,7 +138,7 @@ TEST_CASE("backpropagation matches central finite differences (rel err < 1e-6)")
 }
 
 TEST_CASE("weights save/load round trip is exact and mismatches are reported") {
-  ModelConfig c = small_config(LayerKind::Softmax, true, true, true, 2);
+  ModelConfig c = small_config(LayerKind::Softmax, BlockKind::PreLn, 5, 2);
   auto w = init_weights(c, {.seed = 5});
   std::stringstream ss;
   save_weights(w, ss);

@@ -1,4 +1,4 @@
-// Model weights as safetensors (verify/patch/weights_io.hpp, docs/patch.md §2.5): the name map
+// Model weights as safetensors (verify/patch/model/weights_io.hpp, docs/patch.md §2.5): the name map
 // covers every parameter, round trips, the configuration metadata, and bad files naming the
 // tensor or key.
 #include <doctest/doctest.h>
@@ -10,8 +10,7 @@
 #include <set>
 
 #include "numerics/error.hpp"
-#include "verify/patch/model_spec.hpp"
-#include "verify/patch/weights_io.hpp"
+#include "verify/patch/model.hpp"
 
 using namespace icl::verify::patch;
 namespace st = icl::numerics::safetensors;
@@ -25,8 +24,8 @@ std::vector<ModelConfig> configs() {
       for (int depth : {1, 3}) {
         ModelConfig c;
         c.kind = kind;
-        c.residual = variant > 0;
-        c.layernorm = variant == 2;
+        c.block.kind = variant == 0 ? BlockKind::Plain : variant == 1 ? BlockKind::Residual : BlockKind::PreLn;
+        c.block.norm = variant == 2 ? Norm::LayerNorm : Norm::None;
         c.embed = variant > 0;
         c.width = c.embed ? 6 : 3;
         c.layers = variant == 0 ? 1 : 2;
@@ -34,7 +33,7 @@ std::vector<ModelConfig> configs() {
         c.head_dim = 3;
         c.mlp_hidden = 5;
         c.mlp_depth = depth;
-        c.act = depth == 1 ? Activation::Relu : Activation::Gelu;
+        c.block.mlp = depth == 1 ? Mlp::Relu : Mlp::Gelu;
         out.push_back(c);
       }
   return out;

@@ -1,13 +1,17 @@
-// Shared by the patch tests: seeded random matrices; backpropagation against central finite
-// differences.
+// Shared by the patch tests: seeded random matrices; the field an InvalidParams names;
+// backpropagation against central finite differences; training with the patched-loss claim.
 #pragma once
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 
+#include "numerics/error.hpp"
 #include "verify/patch/model.hpp"
+#include "verify/patch/train.hpp"
 
 namespace icl_test {
 
@@ -18,6 +22,32 @@ inline icl::verify::patch::Mat<double> random_mat(int r, int c, std::uint64_t se
   for (int j = 0; j < c; ++j)
     for (int i = 0; i < r; ++i) m(i, j) = nd(rng);
   return m;
+}
+
+// The field named by the icl::InvalidParams that f throws ("" if none is thrown).
+template <class F>
+std::string field_of(F&& f) {
+  try {
+    f();
+  } catch (const icl::InvalidParams& e) {
+    return e.field();
+  }
+  return "";
+}
+
+// Trains `w` (docs/patch.md §13) and checks the paper's first claim at every logged step: the
+// query-only model patched block by block from each prompt's context has the loss of the model
+// with the context (largest relative output difference below 1e-10; measured about 1e-15).
+inline icl::verify::patch::TrainResult train_checked(icl::verify::patch::Weights<double>& w,
+                                                     const icl::verify::patch::TrainOptions& t) {
+  const auto r = icl::verify::patch::train(w, t);
+  REQUIRE(r.status == icl::numerics::Status::Converged);
+  REQUIRE(r.log.size() >= 2);
+  for (const auto& row : r.log) {
+    CHECK(row.patch_max_rel < 1e-10);
+    CHECK(std::abs(row.eval_loss_patched - row.eval_loss) <= 1e-10 * row.eval_loss);
+  }
+  return r;
 }
 
 // The hand-written backward() of a random model of `config` (biases N(0, 0.3^2), 6 tokens)

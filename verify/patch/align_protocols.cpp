@@ -7,30 +7,39 @@
 #include <cmath>
 
 #include "numerics/error.hpp"
+#include "verify/patch/detail/names.hpp"
 #include "verify/patch/patch.hpp"
 
 namespace icl::verify::patch {
 
-std::string to_string(AlignProtocol p) {
-  switch (p) {
-    case AlignProtocol::FullBatch: return "fullbatch";
-    case AlignProtocol::Online: return "online";
-    case AlignProtocol::PerToken: return "per-token";
-    case AlignProtocol::PerTokenContext: return "per-token-context";
-  }
-  return "?";
-}
+namespace {
+using A = AlignProtocol;
+constexpr detail::Names<AlignProtocol, 4> kProtocols{
+    "protocol",
+    {{{A::FullBatch, "fullbatch"}, {A::Online, "online"}, {A::PerToken, "per-token"},
+      {A::PerTokenContext, "per-token-context"}}}};
+}  // namespace
 
-AlignProtocol align_protocol_from_string(const std::string& s) {
-  for (AlignProtocol p : all_align_protocols())
-    if (to_string(p) == s) return p;
-  throw InvalidParams("protocol",
-                      "must be fullbatch, online, per-token or per-token-context (got '" + s + "')");
-}
+std::string to_string(AlignProtocol p) { return kProtocols.name(p); }
+AlignProtocol align_protocol_from_string(const std::string& s) { return kProtocols.parse(s); }
 
 std::vector<AlignProtocol> all_align_protocols() {
-  return {AlignProtocol::FullBatch, AlignProtocol::Online, AlignProtocol::PerToken,
-          AlignProtocol::PerTokenContext};
+  std::vector<AlignProtocol> v;
+  for (const auto& [p, name] : kProtocols.names) v.push_back(p);
+  return v;
+}
+
+std::vector<AlignProtocol> align_protocols_from_strings(const std::vector<std::string>& names) {
+  std::vector<AlignProtocol> v;
+  for (const std::string& name : names) {
+    if (name == "all") {
+      const auto all = all_align_protocols();
+      v.insert(v.end(), all.begin(), all.end());
+    } else {
+      v.push_back(align_protocol_from_string(name));
+    }
+  }
+  return v;
 }
 
 double cos_frobenius(const Mat<double>& a, const Mat<double>& b) {

@@ -1,8 +1,8 @@
 // Alignment of the implicit patch with explicit gradient updates on the same context examples,
-// under three protocols (docs/patch.md §11). The experiment entry (AlignOptions, run_align,
+// under four protocols (docs/patch.md §11). The experiment entry (AlignOptions, run,
 // AlignResult) is in verify/patch/experiments.hpp; this header holds the per-model kernels.
 //
-// All three compare matrices on W1 (the first MLP matrix of block 0) of a one-block model.
+// All four compare matrices on W1 (the first MLP matrix of block 0) of a one-block model.
 // "Example i" is the context token c_i = (x_i, y_i); its explicit loss is
 //     l_i(W1') = (pred_{W1'}((x_i, 0)) - y_i)^2,
 // the query-only model fed the example's input as the one-token sequence (x_i, 0), the
@@ -33,6 +33,9 @@ std::string to_string(AlignProtocol p);
 // Throws icl::InvalidParams("protocol", ...) for an unknown name.
 AlignProtocol align_protocol_from_string(const std::string& s);
 std::vector<AlignProtocol> all_align_protocols();
+// The protocols named by `names`, in order; "all" stands for all_align_protocols().
+// InvalidParams("protocol", ...) for another name.
+std::vector<AlignProtocol> align_protocols_from_strings(const std::vector<std::string>& names);
 
 // cos_F(a, b) = <a, b>_F / (|a|_F |b|_F); 0 if either is zero.
 double cos_frobenius(const Mat<double>& a, const Mat<double>& b);
@@ -53,8 +56,8 @@ AlignPairs align_pairs(const Weights<double>& w, const Prompt& prompt, AlignProt
 
 // One protocol over prompts. `same`, `mismatched` (dW_impl of prompt p against the explicit
 // update of prompt p + 1, cyclically) and `random` (the same protocol on random weights, filled
-// by run_align) are estimates over prompts at each x[j]. The summaries average each prompt's
-// curve over j, then estimate over prompts.
+// by run(AlignOptions)) are estimates over prompts at each x[j]. The summaries average each
+// prompt's curve over j, then estimate over prompts.
 struct AlignCurve {
   AlignProtocol protocol = AlignProtocol::FullBatch;
   std::string x_name;                       // "sgd_steps" or "example"

@@ -1,4 +1,4 @@
-// run_check: the block-by-block patch identity with its variants, float32 pass and negative
+// run(CheckOptions): the block-by-block patch identity with its variants, float32 pass and negative
 // controls (docs/patch.md §3-§8, §12).
 #include <algorithm>
 #include <chrono>
@@ -23,8 +23,8 @@ void merge_layers(std::vector<Diff>& acc, const std::vector<Diff>& d) {
 // Pre-LN residual (post-norm or parallel when the given blocks are), width 32 with an
 // embedding, at least 4 blocks.
 ModelConfig control_config(ModelConfig c) {
-  c.residual = true;
-  c.layernorm = true;
+  if (!c.block.residual() || c.block.kind == BlockKind::Residual) c.block.kind = BlockKind::PreLn;
+  if (!c.block.normalized()) c.block.norm = Norm::LayerNorm;
   if (!c.embed) {
     c.embed = true;
     c.width = 32;
@@ -63,44 +63,36 @@ void CheckOptions::validate() const {
   if (patch_layers < -1) throw InvalidParams("patch_layers", "must be >= -1 (-1: all)");
 }
 
-CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress) {
+CheckResult run(const CheckOptions& o, const numerics::Progress& progress) {
   o.validate();
-  Weights<double> w = make_model(o.model, numerics::derive_seed(o.seed, "weights"));
+  Weights<double> w = make_model(o.model, numerics::derive_seed(o.base_seed, "weights"));
   CheckResult r;
-  r.training = pretrain(w, o.training, o.seed, o.context, progress);
+  r.options = o;
+  r.training = pretrain(w, o.training, o.base_seed, o.context, progress);
   const ModelConfig& c = w.config;
   r.model = w;
-  r.config = c;
-  r.weights = o.model.weights.empty() ? "random (seed " + std::to_string(o.seed) + ")" : o.model.weights;
-  r.context = o.context;
-  r.position = o.pos < 0 ? o.context : o.pos;
-  r.prompts = o.prompts;
-  r.tolerance = o.tol;
-  r.controls = o.controls;
   r.has_chunk = o.controls && o.chunk_begin >= 0;
   if (r.has_chunk && c.layers != 1)
     throw InvalidParams("chunk", "needs a one-block model (layers 1)");
-  r.chunk_begin = o.chunk_begin;
-  r.chunk_end = o.chunk_end;
-  const int pos = r.position;
+  const int pos = o.position();
   const auto prompts = make_prompts(c.token_dim - 1, o.context, o.prompts,
-                                    numerics::derive_seed(o.seed, "prompts"));
-  const bool first_on_given = c.layers > 1, weight_on_given = c.residual;
+                                    numerics::derive_seed(o.base_seed, "prompts"));
+  const bool first_on_given = c.layers > 1, weight_on_given = c.block.residual();
   const ModelConfig cc = control_config(c);
   Weights<double> control;
   if (o.controls && (!first_on_given || !weight_on_given))
-    control = init_weights(cc, {.seed = numerics::derive_seed(o.seed, "control-model")});
-  const BlockKind ck = block_kind(cc);
+    control = init_weights(cc, {.seed = numerics::derive_seed(o.base_seed, "control-model")});
+  const BlockKind ck = cc.block.kind;
   const std::string control_name =
       "control (" +
-      std::string(ck == BlockKind::PostNorm ? "post-norm" : ck == BlockKind::Parallel ? "parallel" : "Pre-LN") +
+      std::string(ck == BlockKind::PostLn ? "post-norm" : ck == BlockKind::Parallel ? "parallel" : "Pre-LN") +
       ", 32 wide, " + std::to_string(cc.layers) + " layers)";
   r.first_block_only.given_model = first_on_given;
   r.first_block_only.model = first_on_given ? "given" : control_name;
   r.weight_only.given_model = weight_on_given;
   r.weight_only.model = weight_on_given ? "given" : control_name;
-  r.has_norm_scale = o.controls && c.layout == BlockLayout::PostNorm;
-  r.has_gate_only = o.controls && c.gated;
+  r.has_norm_scale = o.controls && c.block.kind == BlockKind::PostLn;
+  r.has_gate_only = o.controls && c.block.gated();
   r.gate_only.model = "given";
   const Weights<float> w32 = cast_weights<float>(w);
   double seconds = 0;
@@ -150,11 +142,11 @@ CheckResult run_check(const CheckOptions& o, const numerics::Progress& progress)
     if (progress) progress(k + 1, prompts.size(), "prompt");
   }
   r.seconds_per_check = seconds / o.prompts;
-  r.pass = r.diff.max_rel <= o.tol && r.degenerate_anchors == 0 && r.bias_only.max_rel <= o.tol &&
-           r.bias_free.max_rel <= o.tol && r.chunk.max_rel <= o.tol &&
-           r.norm_scale.max_rel <= o.tol;
-  r.status = r.pass ? numerics::Status::Converged : numerics::Status::CheckFailed;
-  if (r.pass) {
+  const bool pass = r.diff.max_rel <= o.tol && r.degenerate_anchors == 0 &&
+                    r.bias_only.max_rel <= o.tol && r.bias_free.max_rel <= o.tol &&
+                    r.chunk.max_rel <= o.tol && r.norm_scale.max_rel <= o.tol;
+  r.status = pass ? numerics::Status::Converged : numerics::Status::CheckFailed;
+  if (pass) {
     r.message = "identity holds: max_rel_diff " + short_number(r.diff.max_rel) + " <= tol " + short_number(o.tol);
   } else {
     r.message = "patch identity failed: max_rel_diff " + short_number(r.diff.max_rel);

@@ -1,5 +1,5 @@
-// run_dynamics, run_thought, run_align, run_train and the pieces the experiments share
-// (docs/patch.md §9-§11, §13). run_check is in check.cpp.
+// run(DynamicsOptions), run(ThoughtOptions), run(AlignOptions), run(TrainRunOptions) and the
+// pieces the experiments share (docs/patch.md §9-§11, §13). run(CheckOptions) is in check.cpp.
 #include "verify/patch/experiments.hpp"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "numerics/format.hpp"
 #include "numerics/seed.hpp"
 #include "verify/patch/detail/experiment_common.hpp"
+#include "verify/patch/detail/names.hpp"
 
 namespace icl::verify::patch {
 
@@ -17,28 +18,29 @@ TrainOptions default_pretraining() {
   TrainOptions t;
   t.steps = 0;
   t.n_ctx = 0;
+  t.track_patch = false;
   return t;
 }
 
-std::string to_string(Precision p) { return p == Precision::Double ? "double" : "float"; }
-Precision precision_from_string(const std::string& s) {
-  if (s == "double") return Precision::Double;
-  if (s == "float") return Precision::Float;
-  throw InvalidParams("precision", "must be double or float (got '" + s + "')");
-}
+namespace {
+constexpr detail::Names<Precision, 2> kPrecisions{
+    "precision", {{{Precision::Double, "double"}, {Precision::Float, "float"}}}};
+}  // namespace
 
-std::optional<TrainResult> pretrain(Weights<double>& w, TrainOptions o, std::uint64_t seed,
+std::string to_string(Precision p) { return kPrecisions.name(p); }
+Precision precision_from_string(const std::string& s) { return kPrecisions.parse(s); }
+
+std::optional<TrainResult> pretrain(Weights<double>& w, TrainOptions o, std::uint64_t base_seed,
                                     int context, const numerics::Progress& progress) {
   if (o.steps <= 0) return std::nullopt;
   o.d = w.config.token_dim - 1;
-  o.seed = numerics::derive_seed(seed, "training");
+  o.base_seed = numerics::derive_seed(base_seed, "training");
   if (o.n_ctx == 0) o.n_ctx = context;
   return train(w, o, progress);
 }
 
 void validate_pretraining(const TrainOptions& t) {
   if (t.steps < 0) throw InvalidParams("train_steps", "must be >= 0");
-  if (t.steps == 0) return;
   TrainOptions c = t;
   if (c.n_ctx == 0) c.n_ctx = 1;  // 0: the experiment's context
   c.validate();
@@ -62,9 +64,9 @@ void validate_common(const ModelSource& model, int context, int min_context, int
 namespace {
 
 // A one-block model: random from `src` with layers 1, or loaded (then it must have one block).
-Weights<double> one_block_model(ModelSource src, std::uint64_t seed, const char* what) {
+Weights<double> one_block_model(ModelSource src, std::uint64_t base_seed, const char* what) {
   src.spec.layers = 1;
-  Weights<double> w = make_model(src, numerics::derive_seed(seed, "weights"));
+  Weights<double> w = make_model(src, numerics::derive_seed(base_seed, "weights"));
   if (w.config.layers != 1)
     throw InvalidParams("weights", std::string(what) + " needs a one-block model, '" +
                                        src.weights + "' has " + std::to_string(w.config.layers));
@@ -72,16 +74,33 @@ Weights<double> one_block_model(ModelSource src, std::uint64_t seed, const char*
 }
 
 // An experiment on a one-block model built from its options (random or loaded, then trained
-// when options.training.steps > 0): `run` on that model, plus where the model came from.
-template <class Result, class Options>
-Result on_one_block(const Options& o, const char* what, const numerics::Progress& progress,
-                    Result (*run)(const Weights<double>&, const Options&, const numerics::Progress&)) {
+// when options.training.steps > 0): `run` on that model, with the training it had.
+template <class Options>
+auto on_one_block(const Options& o, const char* what, const numerics::Progress& progress) {
   o.validate();
-  Weights<double> w = one_block_model(o.model, o.seed, what);
-  std::optional<TrainResult> training = pretrain(w, o.training, o.seed, o.context, progress);
-  Result r = run(w, o, progress);
-  r.weights = o.model.weights;
+  Weights<double> w = one_block_model(o.model, o.base_seed, what);
+  std::optional<TrainResult> training = pretrain(w, o.training, o.base_seed, o.context, progress);
+  auto r = run(w, o, progress);
   r.training = std::move(training);
+  return r;
+}
+
+// The experiment's evaluation prompts for model `w` (stream "prompts").
+template <class Options>
+std::vector<Prompt> prompts_of(const Weights<double>& w, const Options& o) {
+  return make_prompts(w.config.token_dim - 1, o.context, o.prompts,
+                      numerics::derive_seed(o.base_seed, "prompts"));
+}
+
+// The start of a run on a given model: validated options, a one-block model
+// (InvalidParams("layers")), the result holding both.
+template <class Result, class Options>
+Result on_given(const Weights<double>& w, const Options& o, const char* what) {
+  o.validate();
+  if (w.config.layers != 1) throw InvalidParams("layers", std::string(what) + " needs a one-block model");
+  Result r;
+  r.options = o;
+  r.model = w;
   return r;
 }
 
@@ -91,6 +110,8 @@ Result on_one_block(const Options& o, const char* what, const numerics::Progress
 
 void DynamicsOptions::validate() const {
   detail::validate_common(model, context, 2, prompts, training);
+  if (model.spec.block.kind != BlockKind::Plain)
+    throw InvalidParams("block", "the implicit dynamics are those of one plain block (docs/patch.md §9)");
   if (!(tol > 0)) throw InvalidParams("tol", "must be > 0");
 }
 
@@ -125,12 +146,11 @@ DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Pro
   return m;
 }
 
-DynamicsResult run_dynamics(const DynamicsOptions& o, const numerics::Progress& progress) {
+DynamicsResult run(const DynamicsOptions& o, const numerics::Progress& progress) {
   o.validate();
   ModelSource src = o.model;  // one plain block (docs/patch.md §9)
   src.spec.layers = 1;
-  src.spec.residual = src.spec.pre_ln = false;
-  const std::uint64_t init = numerics::derive_seed(o.seed, "weights");
+  const std::uint64_t init = numerics::derive_seed(o.base_seed, "weights");
   Weights<double> wa = make_model(src, init);
   ModelSource rsrc = src;
   rsrc.spec.kind = LayerKind::Rnn;
@@ -138,16 +158,11 @@ DynamicsResult run_dynamics(const DynamicsOptions& o, const numerics::Progress& 
   Weights<double> wr = make_model(rsrc, init);
   if (wa.config.token_dim != wr.config.token_dim)
     throw InvalidParams("rnn_weights", "the attention and RNN models have different token_dim");
-  const auto prompts = make_prompts(wa.config.token_dim - 1, o.context, o.prompts,
-                                    numerics::derive_seed(o.seed, "prompts"));
+  const auto prompts = prompts_of(wa, o);
   DynamicsResult r;
-  r.context = o.context;
-  r.prompts = o.prompts;
-  r.tolerance = o.tol;
-  auto model = [&](DynamicsModel& m, Weights<double>& w, const std::string& file) {
+  r.options = o;
+  auto model = [&](DynamicsModel& m, Weights<double>& w) {
     m.config = w.config;
-    m.label = file.empty() ? "random" : "loaded";
-    m.weights = file;
     // Each prompt's prefix patches take O(context) block evaluations: progress per prompt.
     const std::string kind = w.config.kind == LayerKind::Rnn ? "rnn" : "attention";
     const auto per_prompt = [&](const std::string& stage) -> numerics::Progress {
@@ -157,11 +172,11 @@ DynamicsResult run_dynamics(const DynamicsOptions& o, const numerics::Progress& 
       };
     };
     m.initial = measure_dynamics(w, prompts, per_prompt(kind));
-    m.training = pretrain(w, o.training, o.seed, o.context, progress);
+    m.training = pretrain(w, o.training, o.base_seed, o.context, progress);
     if (m.training) m.trained = measure_dynamics(w, prompts, per_prompt(kind + " trained"));
   };
-  model(r.attention, wa, o.model.weights);
-  model(r.rnn, wr, o.rnn_weights);
+  model(r.attention, wa);
+  model(r.rnn, wr);
   double worst = 0;
   for (const DynamicsModel* m : {&r.attention, &r.rnn}) {
     worst = std::max({worst, m->initial.prefix_max_rel, m->initial.gd_max_rel});
@@ -186,26 +201,17 @@ void ThoughtOptions::validate() const {
   if (!(ridge > 0) || !std::isfinite(ridge)) throw InvalidParams("ridge", "must be > 0");
 }
 
-ThoughtResult run_thought(const ThoughtOptions& o, const numerics::Progress& progress) {
-  return on_one_block<ThoughtResult, ThoughtOptions>(o, "the thought patch", progress, &run_thought);
+ThoughtResult run(const ThoughtOptions& o, const numerics::Progress& progress) {
+  return on_one_block(o, "the thought patch", progress);
 }
 
-ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& o,
-                          const numerics::Progress& progress) {
-  o.validate();
-  if (w.config.layers != 1) throw InvalidParams("layers", "the thought patch needs a one-block model");
-  ThoughtResult r;
-  r.model = w;
-  r.config = w.config;
-  r.context = o.context;
-  r.prompts = o.prompts;
-  r.heldout = o.heldout;
-  r.ridge = o.ridge;
-  const auto prompts = make_prompts(w.config.token_dim - 1, o.context, o.prompts,
-                                    numerics::derive_seed(o.seed, "prompts"));
+ThoughtResult run(const Weights<double>& w, const ThoughtOptions& o,
+                  const numerics::Progress& progress) {
+  ThoughtResult r = on_given<ThoughtResult>(w, o, "the thought patch");
+  const auto prompts = prompts_of(w, o);
   for (std::size_t k = 0; k < prompts.size(); ++k) {
     r.per_prompt.push_back(thought_patch(w, Mat<double>(prompts[k].tokens.leftCols(o.context)), o,
-                                         numerics::derive_seed(o.seed, "calibration", k)));
+                                         numerics::derive_seed(o.base_seed, "calibration", k)));
     if (progress) progress(k + 1, prompts.size(), "context");
   }
   for (std::size_t i = 0; i < o.m_values.size(); ++i) {
@@ -248,28 +254,19 @@ void AlignOptions::validate() const {
   if (!(lr > 0) || !std::isfinite(lr)) throw InvalidParams("sgd_lr", "must be > 0");
 }
 
-AlignResult run_align(const AlignOptions& o, const numerics::Progress& progress) {
-  AlignResult r = on_one_block<AlignResult, AlignOptions>(o, "alignment", progress, &run_align);
+AlignResult run(const AlignOptions& o, const numerics::Progress& progress) {
+  AlignResult r = on_one_block(o, "alignment", progress);
   r.trained = r.training.has_value() || !o.model.weights.empty();
   return r;
 }
 
-AlignResult run_align(const Weights<double>& w, const AlignOptions& o,
-                      const numerics::Progress& progress) {
-  o.validate();
-  if (w.config.layers != 1) throw InvalidParams("layers", "alignment needs a one-block model");
-  AlignResult r;
-  r.model = w;
-  r.config = w.config;
-  r.context = o.context;
-  r.prompts = o.prompts;
-  r.lr = o.lr;
-  r.random_control = o.random_control;
-  const auto prompts = make_prompts(w.config.token_dim - 1, o.context, o.prompts,
-                                    numerics::derive_seed(o.seed, "prompts"));
+AlignResult run(const Weights<double>& w, const AlignOptions& o,
+                const numerics::Progress& progress) {
+  AlignResult r = on_given<AlignResult>(w, o, "alignment");
+  const auto prompts = prompts_of(w, o);
   // The random-weight control: the same shape, fresh weights (docs/patch.md §11, §14.1).
   const Weights<double> random =
-      init_weights(w.config, {.seed = numerics::derive_seed(o.seed, "random-weights")});
+      init_weights(w.config, {.seed = numerics::derive_seed(o.base_seed, "random-weights")});
   const std::size_t total = o.protocols.size() * (o.random_control ? 2 : 1);
   std::size_t done = 0;
   for (AlignProtocol p : o.protocols) {
@@ -297,16 +294,15 @@ void TrainRunOptions::validate() const {
   training.validate();
 }
 
-TrainRunResult run_train(const TrainRunOptions& o, const numerics::Progress& progress) {
+TrainRunResult run(const TrainRunOptions& o, const numerics::Progress& progress) {
   o.validate();
   TrainRunResult r;
-  r.seed = o.seed;
-  r.initial = make_model(o.model, numerics::derive_seed(o.seed, "weights"));
+  r.options = o;
+  r.initial = make_model(o.model, numerics::derive_seed(o.base_seed, "weights"));
   r.weights = r.initial;
-  r.config = r.weights.config;
   TrainOptions t = o.training;
-  t.d = r.config.token_dim - 1;
-  t.seed = numerics::derive_seed(o.seed, "training");
+  t.d = r.weights.config.token_dim - 1;
+  t.base_seed = numerics::derive_seed(o.base_seed, "training");
   r.training = train(r.weights, t, progress);
   return r;
 }

@@ -1,12 +1,15 @@
-// The experiments of `icl patch check|dynamics|thought|align|train`, `icl_theory.patch_check`
-// and figures 8-12, each in one place: an Options struct (defaults and valid ranges documented
-// per field, validate() throws icl::InvalidParams naming the field), run_*(options, progress)
-// and a typed result carrying a numerics::Status. Serializers: verify/patch/serialize.hpp.
+// The experiments of `icl patch check|dynamics|thought|align|train`, `icl_theory.patch_check`,
+// `icl_theory.patch_dynamics` and figures 8-12, 17, each in one place (docs/patch.md §14.1): an
+// Options struct whose default member initializers are the defaults of every front end (valid
+// ranges documented per field; validate() throws icl::InvalidParams naming the field), an
+// overloaded entry run(options, progress) and a typed result that holds its options whole and
+// carries a numerics::Status. Serializers (to_json, to_text, to_table): verify/patch/serialize.hpp.
 //
-// Seeds: an experiment has one base `seed`; its random streams are
-// numerics::derive_seed(seed, "weights") (random initialisation), "prompts" (evaluation
-// prompts), "training" (TrainOptions::seed of a --train-steps run), "control-model" (the model
-// of the negative controls), "calibration" k (thought-patch queries of context k).
+// Seeds: an experiment has one `base_seed`; its random streams are
+// numerics::derive_seed(base_seed, "weights") (random initialisation), "prompts" (evaluation
+// prompts), "training" (TrainOptions::base_seed of a --train-steps run), "control-model" (the
+// model of the negative controls), "calibration" k (thought-patch queries of context k),
+// "random-weights" (the alignment's random-weight control).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -17,16 +20,27 @@
 #include "numerics/statistics.hpp"
 #include "numerics/status.hpp"
 #include "verify/patch/align_protocols.hpp"
-#include "verify/patch/model_spec.hpp"
+#include "verify/patch/model.hpp"
 #include "verify/patch/patch.hpp"
 #include "verify/patch/train.hpp"
 
 namespace icl::verify::patch {
 
 // Training before an experiment (--train-steps): `training.steps` = 0 means none. The
-// experiment sets training.d from its model, training.seed from its "training" stream, and
+// experiment sets training.d from its model, training.base_seed from its "training" stream, and
 // training.n_ctx = the experiment's context when training.n_ctx is 0.
-TrainOptions default_pretraining();  // TrainOptions with steps 0 and n_ctx 0
+TrainOptions default_pretraining();  // TrainOptions with steps 0, n_ctx 0, no patched-loss track
+
+// What the results of check, thought and align start with: a status and its message, the
+// options the experiment ran with, the model it ran on (after any training) and that training.
+template <class Options>
+struct ModelResult {
+  numerics::Status status = numerics::Status::Converged;
+  std::string message;
+  Options options;
+  Weights<double> model;
+  std::optional<TrainResult> training;  // --train-steps > 0
+};
 
 enum class Precision { Double, Float };
 std::string to_string(Precision p);
@@ -35,7 +49,7 @@ Precision precision_from_string(const std::string& s);  // "double" | "float"; I
 // ---- check (docs/patch.md §3-§8, §12) -------------------------------------------------------
 struct CheckOptions {
   ModelSource model;
-  std::uint64_t seed = 1;
+  std::uint64_t base_seed = 1;
   TrainOptions training = default_pretraining();
   int context = 50;        // context pairs n, >= 1
   int prompts = 1;         // prompts, >= 1
@@ -53,21 +67,17 @@ struct CheckOptions {
   // an embedding, max(layers, 4) blocks, seeded by the "control-model" stream.
   bool controls = true;
   void validate() const;
+  int position() const { return pos < 0 ? context : pos; }  // the position matched
 };
 struct NegativeControl {
   Diff diff;
   bool given_model = true;  // false: ran on the control model
   std::string model;        // "given" or "control (Pre-LN, 32 wide, L layers)"
 };
-struct CheckResult {
-  numerics::Status status = numerics::Status::Converged;  // CheckFailed when an identity fails
-  std::string message;
-  Weights<double> model;               // the model checked (after any training)
-  ModelConfig config;
-  std::string weights;                 // file, or "random (seed N)"
-  std::optional<TrainResult> training;
-  int context = 0, position = 0, prompts = 0;
-  double tolerance = 0;
+// status: CheckFailed when an identity fails (main, variants, norm-scale too, and chunk within
+// tol, no degenerate anchor), else Converged.
+struct CheckResult : ModelResult<CheckOptions> {
+  bool passed() const { return status == numerics::Status::Converged; }
   Diff diff;                           // main identity, max over prompts
   int rank = 0;                        // largest numerical rank of a dW1
   double sigma2_over_sigma1 = 0;       // largest sigma2/sigma1 of a dW1
@@ -77,33 +87,31 @@ struct CheckResult {
   int degenerate_anchors = 0;
   std::vector<Diff> per_layer;         // first prompt
   double seconds_per_check = 0;
-  bool controls = false;               // the fields below were computed
+  // With options.controls:
   Diff float32, bias_only, bias_free;
   bool has_norm_scale = false;         // post-norm blocks: the norm-scale variant (docs/patch.md §16)
   Diff norm_scale;
   bool has_gate_only = false;          // gated MLPs: the gate-only negative control
   NegativeControl gate_only;
-  bool has_chunk = false;
-  int chunk_begin = 0, chunk_end = 0, chunk_rank = 0;
+  bool has_chunk = false;              // options.chunk_begin >= 0
+  int chunk_rank = 0;
   Diff chunk;
   NegativeControl weight_only, first_block_only;
   // Max over prompts of the representation after each block: double, float32, and the two
   // controls (the controls' size is the control model's depth when they ran on it).
   std::vector<Diff> per_layer_max, per_layer_float32_max, per_layer_first_only_max,
       per_layer_weight_only_max;
-  bool pass = false;                   // main, variants (norm-scale too) and chunk within tol, no
-                                       // degenerate anchor
 };
 // Progress: (prompt, prompts, "prompt"), and training steps first when training.steps > 0.
-CheckResult run_check(const CheckOptions& options, const numerics::Progress& progress = {});
+CheckResult run(const CheckOptions& options, const numerics::Progress& progress = {});
 
 // ---- dynamics (docs/patch.md §9) -----------------------------------------------------------
 // One plain block (layers 1, no residual) with softmax/linear attention (spec.kind) and one with
 // an Elman RNN, both random ("weights" stream) or loaded (model.weights / rnn_weights).
 struct DynamicsOptions {
-  ModelSource model;
+  ModelSource model;        // block plain (layers forced to 1 for a random model)
   std::string rnn_weights;  // RNN weights file (empty: random)
-  std::uint64_t seed = 1;
+  std::uint64_t base_seed = 1;
   TrainOptions training = default_pretraining();  // steps > 0: measure again after training
   int context = 50;         // context pairs n, >= 2
   int prompts = 1;          // >= 1
@@ -118,10 +126,8 @@ struct DynamicsMeasure {
   int fit_from = 0;                           // fit over i in [fit_from, context]
   std::vector<numerics::Estimate> steps;      // ||dW_i - dW_{i-1}||_F, i = 1..n, over prompts
 };
-struct DynamicsModel {
+struct DynamicsModel {      // random, or loaded from DynamicsOptions::model.weights / rnn_weights
   ModelConfig config;
-  std::string label;        // "random" or "loaded"
-  std::string weights;      // file when loaded
   DynamicsMeasure initial;
   std::optional<TrainResult> training;
   std::optional<DynamicsMeasure> trained;
@@ -129,8 +135,7 @@ struct DynamicsModel {
 struct DynamicsResult {
   numerics::Status status = numerics::Status::Converged;
   std::string message;
-  int context = 0, prompts = 0;
-  double tolerance = 0;
+  DynamicsOptions options;
   DynamicsModel attention, rnn;
 };
 // The mean curve and fits of implicit_dynamics over `prompts` (fit from max(2, n/8));
@@ -139,7 +144,7 @@ DynamicsMeasure measure_dynamics(const Weights<double>& w, const std::vector<Pro
                                  const numerics::Progress& progress = {});
 // Progress: per prompt for each model ("attention prompt", "rnn prompt"; after training steps,
 // "attention trained prompt", ...).
-DynamicsResult run_dynamics(const DynamicsOptions& options, const numerics::Progress& progress = {});
+DynamicsResult run(const DynamicsOptions& options, const numerics::Progress& progress = {});
 
 // ---- thought patch (docs/patch.md §10) -------------------------------------------------------
 // One block, plain or residual (with or without Pre-LN). For a fixed context C and calibration
@@ -154,7 +159,7 @@ DynamicsResult run_dynamics(const DynamicsOptions& options, const numerics::Prog
 // query-only model output and the full-context output.
 struct ThoughtOptions {
   ModelSource model;        // one block (layers forced to 1 for a random model)
-  std::uint64_t seed = 1;
+  std::uint64_t base_seed = 1;
   TrainOptions training = default_pretraining();
   int context = 50;         // context pairs, >= 1
   int prompts = 1;          // contexts, >= 1
@@ -179,30 +184,22 @@ struct ThoughtSummary {     // over contexts
   numerics::Estimate train_err, heldout_err, train_avg, heldout_avg, heldout_none, train_no_db2,
       heldout_no_db2, db2_norm;
 };
-struct ThoughtResult {
-  numerics::Status status = numerics::Status::Converged;  // NumericalFailure: non-finite error
-  std::string message;
-  Weights<double> model;               // the model (after any training)
-  ModelConfig config;
-  std::string weights;                 // file, empty when random
-  std::optional<TrainResult> training;
-  int context = 0, prompts = 0, heldout = 0;
-  double ridge = 0;
+struct ThoughtResult : ModelResult<ThoughtOptions> {  // NumericalFailure: a non-finite error
   std::vector<std::vector<ThoughtRow>> per_prompt;
   std::vector<ThoughtSummary> summary;  // one per m
 };
-ThoughtResult run_thought(const ThoughtOptions& options, const numerics::Progress& progress = {});
+ThoughtResult run(const ThoughtOptions& options, const numerics::Progress& progress = {});
 // On a given one-block model (figures share one trained model); ignores model and training.
-ThoughtResult run_thought(const Weights<double>& w, const ThoughtOptions& options,
-                          const numerics::Progress& progress = {});
+ThoughtResult run(const Weights<double>& w, const ThoughtOptions& options,
+                  const numerics::Progress& progress = {});
 
 // ---- alignment with explicit fine-tuning (docs/patch.md §11) ----------------------------------
 // cos_F between the implicit patch dW(C_i) of block 0 and explicit gradient updates of W1 on the
 // same context examples, under the protocols of verify/patch/align_protocols.hpp (fullbatch,
 // online, per-token), with two controls: mismatched prompts, and random weights.
 struct AlignOptions {
-  ModelSource model;        // one block
-  std::uint64_t seed = 1;
+  ModelSource model;        // one block (layers forced to 1 for a random model)
+  std::uint64_t base_seed = 1;
   TrainOptions training = default_pretraining();
   int context = 50;         // context pairs, >= 1
   int prompts = 16;         // >= 1 (the mismatched control needs >= 2)
@@ -213,44 +210,34 @@ struct AlignOptions {
   bool random_control = true;
   void validate() const;
 };
-struct AlignResult {
-  numerics::Status status = numerics::Status::Converged;  // NumericalFailure: non-finite cos
-  std::string message;
-  Weights<double> model;               // the model (after any training)
-  ModelConfig config;
-  std::string weights;
-  std::optional<TrainResult> training;
+struct AlignResult : ModelResult<AlignOptions> {  // NumericalFailure: a non-finite cos_F
   bool trained = false;                // trained here or loaded (random weights: cos about 0)
-  int context = 0, prompts = 0;
-  double lr = 0;
-  bool random_control = false;
   std::vector<AlignCurve> curves;      // one per protocol, in options order
 };
-AlignResult run_align(const AlignOptions& options, const numerics::Progress& progress = {});
-AlignResult run_align(const Weights<double>& w, const AlignOptions& options,
-                      const numerics::Progress& progress = {});
+AlignResult run(const AlignOptions& options, const numerics::Progress& progress = {});
+AlignResult run(const Weights<double>& w, const AlignOptions& options,
+                const numerics::Progress& progress = {});
 
 // ---- train (docs/patch.md §13) ---------------------------------------------------------------
 struct TrainRunOptions {
   ModelSource model;
-  std::uint64_t seed = 1;              // "weights" and "training" streams
-  TrainOptions training;               // d and seed are set from the model and `seed`
+  std::uint64_t base_seed = 1;         // "weights" and "training" streams
+  TrainOptions training;               // d and base_seed are set from the model and base_seed
   void validate() const;
 };
 struct TrainRunResult {
-  std::uint64_t seed = 0;              // the base seed
-  ModelConfig config;
+  TrainRunOptions options;
   Weights<double> initial;             // the weights before training
   Weights<double> weights;             // the trained weights
-  TrainResult training;                // status lives here
+  TrainResult training;                // status lives here (with the TrainOptions it ran with)
 };
-TrainRunResult run_train(const TrainRunOptions& options, const numerics::Progress& progress = {});
+TrainRunResult run(const TrainRunOptions& options, const numerics::Progress& progress = {});
 
-// Train `w` in place when o.steps > 0 (after filling d, seed and n_ctx as described above).
-std::optional<TrainResult> pretrain(Weights<double>& w, TrainOptions o, std::uint64_t seed,
+// Train `w` in place when o.steps > 0 (after filling d, base_seed and n_ctx as described above).
+std::optional<TrainResult> pretrain(Weights<double>& w, TrainOptions o, std::uint64_t base_seed,
                                     int context, const numerics::Progress& progress);
-// validate() of such options: steps >= 0 ("train_steps"); with steps > 0, the TrainOptions
-// fields (n_ctx 0 allowed).
+// validate() of such options: steps >= 0 ("train_steps"), and the TrainOptions fields (n_ctx 0
+// allowed), whether or not steps > 0.
 void validate_pretraining(const TrainOptions& t);
 
 }  // namespace icl::verify::patch

@@ -4,32 +4,23 @@
 #include <cmath>
 
 #include "numerics/error.hpp"
+#include "verify/patch/detail/names.hpp"
 
 namespace icl::verify::patch {
 
 std::string to_string(PatchStatus s) {
   return s == PatchStatus::Ok ? "ok" : "degenerate-anchor";
 }
-std::string to_string(PatchMode m) {
-  switch (m) {
-    case PatchMode::Full: return "full";
-    case PatchMode::BiasOnly: return "bias-only";
-    case PatchMode::BiasFree: return "bias-free";
-    case PatchMode::WeightOnly: return "weight-only";
-    case PatchMode::NormScale: return "norm-scale";
-    case PatchMode::GateOnly: return "gate-only";
-  }
-  return "?";
-}
-PatchMode patch_mode_from_string(const std::string& s) {
-  if (s == "full") return PatchMode::Full;
-  if (s == "bias-only") return PatchMode::BiasOnly;
-  if (s == "bias-free") return PatchMode::BiasFree;
-  if (s == "weight-only") return PatchMode::WeightOnly;
-  if (s == "norm-scale") return PatchMode::NormScale;
-  if (s == "gate-only") return PatchMode::GateOnly;
-  throw InvalidParams("mode", "must be full, bias-only, bias-free, weight-only, norm-scale or gate-only, got '" + s + "'");
-}
+namespace {
+using M = PatchMode;
+constexpr detail::Names<PatchMode, 6> kModes{
+    "mode",
+    {{{M::Full, "full"}, {M::BiasOnly, "bias-only"}, {M::BiasFree, "bias-free"},
+      {M::WeightOnly, "weight-only"}, {M::NormScale, "norm-scale"}, {M::GateOnly, "gate-only"}}}};
+}  // namespace
+
+std::string to_string(PatchMode m) { return kModes.name(m); }
+PatchMode patch_mode_from_string(const std::string& s) { return kModes.parse(s); }
 
 template <class S>
 Rank1Patch<S> rank1_patch(const Mat<S>& W, const Vec<S>& u_full, const Vec<S>& a,
@@ -62,10 +53,10 @@ template <class S>
 BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& kf,
                           int pos, const BlockCache<S>& kr, int red_pos, PatchMode mode,
                           double anchor_tol) {
-  const bool post_norm = c.layout == BlockLayout::PostNorm;
+  const bool post_norm = c.block.kind == BlockKind::PostLn;
   if (mode == PatchMode::NormScale && !post_norm)
     throw InvalidParams("mode", "norm-scale patches the norm after the residual add: post-norm blocks only");
-  if (mode == PatchMode::GateOnly && !c.gated)
+  if (mode == PatchMode::GateOnly && !c.block.gated())
     throw InvalidParams("mode", "gate-only needs a gated MLP (swiglu, geglu)");
   const Vec<S> uC = kf.u.col(pos), u0 = kr.u.col(red_pos);
   Rank1Patch<S> r = rank1_patch<S>(w.W[0], uC, u0, anchor_tol);
@@ -77,7 +68,7 @@ BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const 
   p.dWL = Mat<S>::Zero(w.W.back().rows(), w.W.back().cols());
   p.dbL = Mat<S>::Zero(w.b.back().rows(), 1);
   if (post_norm) p.dg2 = Mat<S>::Zero(w.g2.rows(), 1);
-  if (c.gated) {
+  if (c.block.gated()) {
     // The gate sees the same shifted input as W1 (docs/patch.md §16): the same anchor, its own
     // rank-1 patch (W_g delta) u_0^T / |u_0|^2.
     const Rank1Patch<S> g = rank1_patch<S>(w.Wg, uC, u0, anchor_tol);
@@ -88,7 +79,7 @@ BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const 
   }
   if (mode == PatchMode::BiasOnly) p.db1.col(0) = r.db;   // always exact, no anchor needed
   else if (mode != PatchMode::GateOnly) p.dW1 = r.dW;
-  if (!c.residual || mode == PatchMode::WeightOnly) return p;
+  if (!c.block.residual() || mode == PatchMode::WeightOnly) return p;
   const Vec<S> dH = kf.h.col(pos) - kr.h.col(red_pos);   // H_C - H_0
   if (mode == PatchMode::BiasFree || mode == PatchMode::NormScale) {
     BlockWeights<S> wp = apply_patch(w, p);
@@ -106,8 +97,7 @@ BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const 
     // gives g2' * xhat(v_0) = g2 * xhat(v_C) coordinate by coordinate.
     LayerNormCache<S> n0;
     const Mat<S> v0 = m + kr.h.col(red_pos);
-    if (c.norm == Norm::LayerNorm) layernorm_forward(v0, w.g2, w.be2, c.ln_eps, &n0);
-    else rmsnorm_forward(v0, w.g2, c.ln_eps, &n0);
+    norm_forward(c, v0, w.g2, w.be2, &n0);
     const Vec<S> x0 = n0.xhat.col(0), xC = kf.ln2.xhat.col(pos);
     if (!(x0.cwiseAbs().minCoeff() > S(anchor_tol) * x0.cwiseAbs().maxCoeff())) {
       p.status = PatchStatus::DegenerateAnchor;   // a zero coordinate cannot be rescaled
@@ -205,8 +195,8 @@ StackCheck<S> stack_check(const Weights<S>& w, const Mat<S>& tokens, int pos, Pa
       BlockPatch<S> p = block_patch(c, w.blocks[lu], full.blocks[lu], pos, red, 0, mode);
       if (p.status != PatchStatus::Ok) ++r.degenerate;
       r.ranks.push_back(numerical_rank(p.dW1));
-      if (c.gated) r.ranks_gate.push_back(numerical_rank(p.dWg));
-      if (mode == PatchMode::BiasFree && c.residual) r.ranks_last.push_back(numerical_rank(p.dWL));
+      if (c.block.gated()) r.ranks_gate.push_back(numerical_rank(p.dWg));
+      if (mode == PatchMode::BiasFree && c.block.residual()) r.ranks_last.push_back(numerical_rank(p.dWL));
       z = block_forward(c, apply_patch(w.blocks[lu], p), z);
       r.patches.push_back(std::move(p));
     } else {
@@ -235,7 +225,7 @@ std::pair<double, double> loglog_fit(const std::vector<double>& x, const std::ve
 
 ImplicitDynamics implicit_dynamics(const Weights<double>& w, const Mat<double>& tokens, int fit_from) {
   const ModelConfig& c = w.config;
-  if (c.layers != 1 || c.residual)
+  if (c.layers != 1 || c.block.residual())
     throw InvalidParams("layers", "implicit dynamics needs one plain block (no residual)");
   const int n = static_cast<int>(tokens.cols()) - 1;  // context length
   const auto& bw = w.blocks[0];

@@ -14,6 +14,9 @@ enum class PatchStatus {
 };
 std::string to_string(PatchStatus s);
 
+// The relative threshold below which an anchor is degenerate (docs/patch.md §3).
+inline constexpr double kAnchorTol = 1e-8;
+
 // Rank-1 patch of a matrix W (docs/patch.md §3): for the MLP input u_full (full context) and the anchor
 // a = u_red (reduced context),
 //     dW = (W delta) a^T / ||a||^2,   delta = u_full - a,     so (W + dW) a = W u_full.
@@ -28,7 +31,7 @@ struct Rank1Patch {
 };
 template <class S>
 Rank1Patch<S> rank1_patch(const Mat<S>& W, const Vec<S>& u_full, const Vec<S>& anchor,
-                          double anchor_tol = 1e-8);
+                          double anchor_tol = kAnchorTol);
 
 enum class PatchMode {  // docs/patch.md §4
   Full,        // dW on W1 and, for residual blocks, db2 = H_C - H_0 on the last MLP bias
@@ -64,13 +67,13 @@ struct BlockPatch {
 template <class S>
 BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>& z_full,
                           int pos, const Mat<S>& z_red, int red_pos, PatchMode mode,
-                          double anchor_tol = 1e-8);
+                          double anchor_tol = kAnchorTol);
 // The same from the forward caches of the block on the full and the reduced sequence (saves the
 // two forward passes when they are already known, as in stack_check).
 template <class S>
 BlockPatch<S> block_patch(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& full,
                           int pos, const BlockCache<S>& red, int red_pos, PatchMode mode,
-                          double anchor_tol = 1e-8);
+                          double anchor_tol = kAnchorTol);
 // W + patch (shapes checked).
 template <class S>
 BlockWeights<S> apply_patch(const BlockWeights<S>& w, const BlockPatch<S>& p);

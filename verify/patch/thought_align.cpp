@@ -69,13 +69,13 @@ std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double
     for (int j = 0; j < m; ++j) avg += Rm.col(j) * ac.col(j).transpose() / ac.col(j).squaredNorm();
     avg /= m;
     // Static db2 = mean_j (H_C(x_j) - H_0(x_j)) for residual blocks (docs/patch.md §5, §10).
-    const Vec<double> db2 = c.residual ? Vec<double>(dh.leftCols(m).rowwise().mean()) : no_db;
+    const Vec<double> db2 = c.block.residual() ? Vec<double>(dh.leftCols(m).rowwise().mean()) : no_db;
     row.db2_norm = db2.norm();
     row.train_err = err(dWs, db2, 0, m);
     row.heldout_err = err(dWs, db2, mmax, p.heldout);
     row.train_avg = err(avg, db2, 0, m);
     row.heldout_avg = err(avg, db2, mmax, p.heldout);
-    if (c.residual) {
+    if (c.block.residual()) {
       row.train_no_db2 = err(dWs, no_db, 0, m);
       row.heldout_no_db2 = err(dWs, no_db, mmax, p.heldout);
     } else {

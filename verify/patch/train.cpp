@@ -11,29 +11,6 @@
 
 namespace icl::verify::patch {
 
-Prompt make_prompt(int d, int n_ctx, std::mt19937_64& rng) {
-  std::normal_distribution<double> nd(0.0, 1.0);
-  Prompt p;
-  p.w.resize(d);
-  for (int k = 0; k < d; ++k) p.w(k) = nd(rng);
-  p.tokens = Mat<double>::Zero(d + 1, n_ctx + 1);
-  for (int i = 0; i <= n_ctx; ++i) {
-    for (int k = 0; k < d; ++k) p.tokens(k, i) = nd(rng);
-    const double y = p.w.dot(p.tokens.col(i).head(d));
-    if (i < n_ctx) p.tokens(d, i) = y;   // context token (x_i, y_i)
-    else p.target = y;                   // query token (x_q, 0)
-  }
-  return p;
-}
-
-std::vector<Prompt> make_prompts(int d, int n_ctx, int count, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<Prompt> v;
-  v.reserve(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) v.push_back(make_prompt(d, n_ctx, rng));
-  return v;
-}
-
 namespace {
 
 void add_into(Weights<double>& acc, Weights<double>& g) {
@@ -155,10 +132,10 @@ TrainResult train(Weights<double>& w, const TrainOptions& p, const numerics::Pro
   TrainResult res;
   res.options = p;
   const auto eval =
-      make_prompts(p.d, p.n_ctx, p.eval_prompts, numerics::derive_seed(p.seed, "eval"));
+      make_prompts(p.d, p.n_ctx, p.eval_prompts, numerics::derive_seed(p.base_seed, "eval"));
   for (const auto& e : eval) res.zero_loss += e.target * e.target;
   res.zero_loss /= static_cast<double>(eval.size());
-  std::mt19937_64 rng(numerics::derive_seed(p.seed, "batches"));
+  std::mt19937_64 rng(numerics::derive_seed(p.base_seed, "batches"));
   Adam adam(w, p.adam);
   const auto t0 = std::chrono::steady_clock::now();
   double run = 0;

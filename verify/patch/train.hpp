@@ -1,9 +1,8 @@
-// In-context linear regression (docs/patch.md §13): prompts, loss, hand-written backprop + Adam
-// training, and the patched-vs-context loss along training.
+// Training on in-context linear regression (docs/patch.md §13): loss, hand-written backprop +
+// Adam, and the patched-vs-context loss along training. The prompts: model/prompts.hpp.
 #pragma once
 #include <cstdint>
 #include <string>
-#include <random>
 #include <vector>
 
 #include "numerics/progress.hpp"
@@ -11,17 +10,6 @@
 #include "verify/patch/model.hpp"
 
 namespace icl::verify::patch {
-
-// A regression prompt: tokens (x_i, y_i) in R^{d+1}, i = 1..n, then the query (x_q, 0);
-// y = w . x with w ~ N(0, I_d), x ~ N(0, I_d). The prediction is the last coordinate of the
-// model output at the query (last column).
-struct Prompt {
-  Mat<double> tokens;  // (d+1) x (n+1)
-  double target = 0;   // w . x_q
-  Vec<double> w;
-};
-Prompt make_prompt(int d, int n_ctx, std::mt19937_64& rng);
-std::vector<Prompt> make_prompts(int d, int n_ctx, int count, std::uint64_t seed);
 
 // Mean squared error (pred - target)^2 over the prompts; with `grad` (zero-initialised, same
 // shapes) ADDS the gradient of that mean. Work is split over `threads` threads.
@@ -54,9 +42,9 @@ struct TrainOptions {
   int steps = 1000;           // Adam steps, >= 0
   AdamOptions adam{};         // adam.lr > 0
   double clip = 1.0;          // global gradient-norm clip, >= 0 (0: none)
-  // Data: training batches from derive_seed(seed, "batches"), the fixed evaluation set from
-  // derive_seed(seed, "eval").
-  std::uint64_t seed = 1;
+  // Data: training batches from derive_seed(base_seed, "batches"), the fixed evaluation set
+  // from derive_seed(base_seed, "eval").
+  std::uint64_t base_seed = 1;
   int eval_every = 100;       // log/evaluate every N steps, >= 1
   int eval_prompts = 128;     // size of the fixed evaluation set, >= 1
   bool track_patch = true;    // also evaluate the patched query-only loss (docs/patch.md §13)

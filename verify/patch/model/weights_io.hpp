@@ -1,12 +1,17 @@
 // Weights files of verify/patch models (docs/patch.md §2.5): the icl-patch-weights text format
-// (model.hpp) or safetensors (numerics/safetensors.hpp), chosen by the file extension, with the
+// or safetensors (numerics/safetensors.hpp), chosen by the file extension, with the
 // PyTorch-style tensor-name map and the model configuration carried in "__metadata__".
+//
+// Both formats store a block by the six fields that predate `Block` (act, residual, layernorm,
+// gated, norm, layout); weights_io.cpp translates them both ways in one place, so files of every
+// version keep their meaning.
 #pragma once
+#include <iosfwd>
 #include <map>
 #include <string>
 
 #include "numerics/safetensors.hpp"
-#include "verify/patch/model.hpp"
+#include "verify/patch/model/weights.hpp"
 
 namespace icl::verify::patch {
 
@@ -37,6 +42,20 @@ numerics::safetensors::File to_safetensors(const Weights<double>& w,
 // The model of a parsed file. Throws safetensors::FormatError naming the tensor for a missing
 // tensor, an unknown tensor, a shape that does not match the configuration, or a non-finite value.
 Weights<double> from_safetensors(const numerics::safetensors::File& f);
+
+// The text format, one item per line:
+//   icl-patch-weights 1
+//   config <token_dim> <embed 0|1> <width> <layers> <kind> <heads> <head_dim> <causal 0|1>
+//          <mlp_hidden> <mlp_depth> <act> <residual 0|1> <layernorm 0|1> <ln_eps>
+//          <gated 0|1> <norm> <layout>       (files written before these three were added omit
+//                                             them: defaults 0 layernorm sequential)
+//   then for every parameter in parameters() order:  <name> <rows> <cols>
+//   followed by rows*cols numbers (column-major, %.17g), whitespace separated.
+// load_weights throws std::runtime_error with a clear message on any mismatch.
+// (Loading with the command-line consistency checks: load_model in model/spec.hpp.)
+void save_weights(const Weights<double>& w, std::ostream& os);
+Weights<double> load_weights(std::istream& is);
+Weights<double> load_weights_file(const std::string& path);
 
 // Write `w` to `path` atomically in the format of its extension (`dtype` only for safetensors).
 void save_weights_file(const Weights<double>& w, const std::string& path,

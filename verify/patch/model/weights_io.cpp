@@ -1,11 +1,16 @@
-// Weights files (docs/patch.md §2.5): the tensor-name map, the configuration metadata and the
-// dispatch between the text format and safetensors.
-#include "verify/patch/weights_io.hpp"
+// Weights files (docs/patch.md §2.5): the stored block, the text format, the tensor-name map,
+// the configuration metadata and the dispatch between the text format and safetensors.
+#include "verify/patch/model/weights_io.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iomanip>
+#include <istream>
+#include <limits>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -116,36 +121,97 @@ std::string double_text(double v) {
   return t;
 }
 
-// One row per ModelConfig field: key, how to write it, how to read it (false: does not parse),
-// and the default for a missing key (nullptr: required). A new field needs one row here.
+// ---- the stored block ----------------------------------------------------------------------
+// A block as both formats store it: the six fields that predate Block. Missing trailing fields
+// (older files) keep their old meaning: no gate, LayerNorm, sequential blocks.
+struct StoredBlock {
+  std::string act = "gelu";
+  bool residual = false, layernorm = false, gated = false;
+  std::string norm = "layernorm", layout = "sequential";
+};
+
+StoredBlock stored(const Block& b) {
+  StoredBlock s;
+  s.act = to_string(b.activation());
+  s.residual = b.residual();
+  s.layernorm = b.normalized();
+  s.gated = b.gated();
+  s.norm = b.norm == Norm::RmsNorm ? "rmsnorm" : "layernorm";
+  s.layout = b.kind == BlockKind::PostLn     ? "postnorm"
+             : b.kind == BlockKind::Parallel ? "parallel"
+                                             : "sequential";
+  return s;
+}
+
+// InvalidParams naming the stored field ("act", "layernorm", "norm", "layout") for a value or a
+// combination no block has.
+Block block_of(const StoredBlock& s) {
+  Block b;
+  if (s.act != "gelu" && s.act != "relu" && s.act != "silu")
+    throw InvalidParams("act", "must be gelu, relu or silu, got '" + s.act + "'");
+  if (s.norm != "layernorm" && s.norm != "rmsnorm")
+    throw InvalidParams("norm", "must be layernorm or rmsnorm, got '" + s.norm + "'");
+  if (s.layernorm && !s.residual)
+    throw InvalidParams("layernorm", "requires residual (Pre-LN blocks, docs/patch.md §6)");
+  if (s.layout == "sequential") {
+    b.kind = !s.residual ? BlockKind::Plain : s.layernorm ? BlockKind::PreLn : BlockKind::Residual;
+  } else if (s.layout == "postnorm" || s.layout == "parallel") {
+    if (!s.residual) throw InvalidParams("layout", s.layout + " blocks are residual (docs/patch.md §16)");
+    if (s.layout == "postnorm" && !s.layernorm)
+      throw InvalidParams("layout", "post-norm blocks need a norm (docs/patch.md §16)");
+    b.kind = s.layout == "postnorm" ? BlockKind::PostLn : BlockKind::Parallel;
+  } else {
+    throw InvalidParams("layout", "must be sequential, postnorm or parallel, got '" + s.layout + "'");
+  }
+  b.norm = !s.layernorm ? Norm::None : s.norm == "rmsnorm" ? Norm::RmsNorm : Norm::LayerNorm;
+  if (!s.gated) b.mlp = mlp_from_string(s.act);
+  else if (s.act == "relu") throw InvalidParams("act", "a gated MLP is swiglu (silu) or geglu (gelu)");
+  else b.mlp = s.act == "silu" ? Mlp::SwiGlu : Mlp::GeGlu;
+  return b;
+}
+
+// What a file stores: the configuration without its block, and the stored block.
+struct Stored {
+  ModelConfig config;
+  StoredBlock block;
+  ModelConfig model_config() const {   // validated; InvalidParams naming the field
+    ModelConfig c = config;
+    c.block = block_of(block);
+    c.validate();
+    return c;
+  }
+};
+template <class O>
+O& part(Stored& s);
+template <>
+ModelConfig& part(Stored& s) { return s.config; }
+template <>
+StoredBlock& part(Stored& s) { return s.block; }
+template <class O>
+const O& part(const Stored& s) { return part<O>(const_cast<Stored&>(s)); }
+
+// One row per stored field: key, how to write it, how to read it (false: does not parse), and the
+// default for a missing key (nullptr: required). A new field needs one row here.
 struct ConfigRow {
   const char* key;
-  std::function<std::string(const ModelConfig&)> write;
-  std::function<bool(ModelConfig&, const std::string&)> read;
+  std::function<std::string(const Stored&)> write;
+  std::function<bool(Stored&, const std::string&)> read;
   const char* default_value;
 };
-ConfigRow int_row(const char* key, int ModelConfig::*f) {
-  return {key, [f](const ModelConfig& c) { return std::to_string(c.*f); },
-          [f](ModelConfig& c, const std::string& s) { return parse_int(s, c.*f); }, nullptr};
+template <class O>
+ConfigRow int_row(const char* key, int O::*f) {
+  return {key, [f](const Stored& s) { return std::to_string(part<O>(s).*f); },
+          [f](Stored& s, const std::string& v) { return parse_int(v, part<O>(s).*f); }, nullptr};
 }
-ConfigRow bool_row(const char* key, bool ModelConfig::*f, const char* default_value) {
-  return {key, [f](const ModelConfig& c) { return bool_text(c.*f); },
-          [f](ModelConfig& c, const std::string& s) { return parse_bool(s, c.*f); }, default_value};
+template <class O>
+ConfigRow bool_row(const char* key, bool O::*f, const char* default_value) {
+  return {key, [f](const Stored& s) { return bool_text(part<O>(s).*f); },
+          [f](Stored& s, const std::string& v) { return parse_bool(v, part<O>(s).*f); }, default_value};
 }
-// An enum field with its to_string / *_from_string pair (the latter throws InvalidParams).
-template <class E>
-ConfigRow enum_row(const char* key, E ModelConfig::*f, std::string (*text)(E),
-                   E (*from)(const std::string&), const char* default_value = nullptr) {
-  return {key, [f, text](const ModelConfig& c) { return text(c.*f); },
-          [f, from](ModelConfig& c, const std::string& s) {
-            try {
-              c.*f = from(s);
-              return true;
-            } catch (const InvalidParams&) {
-              return false;
-            }
-          },
-          default_value};
+// A stored-block name (checked by block_of).
+ConfigRow name_row(const char* key, std::string StoredBlock::*f, const char* default_value) {
+  return {key, [f](const Stored& s) { return s.block.*f; },
+          [f](Stored& s, const std::string& v) { return s.block.*f = v, true; }, default_value};
 }
 const std::vector<ConfigRow>& config_rows() {
   // Every ModelConfig field must be carried by the metadata, or a file would load with the
@@ -153,30 +219,39 @@ const std::vector<ConfigRow>& config_rows() {
   // add its row below (optional, with the default that keeps older files meaning what they
   // meant), then its name here.
   [[maybe_unused]] const auto& [token_dim, embed, width, layers, kind, heads, head_dim, causal,
-                                mlp_hidden, mlp_depth, act, gated, residual, layernorm, norm,
-                                layout, ln_eps] = ModelConfig{};
+                                mlp_hidden, mlp_depth, block, ln_eps] = ModelConfig{};
+  using C = ModelConfig;
+  using B = StoredBlock;
   static const std::vector<ConfigRow> rows = {
-      int_row("icl.token_dim", &ModelConfig::token_dim),
-      int_row("icl.width", &ModelConfig::width),
-      bool_row("icl.embed", &ModelConfig::embed, "false"),
-      int_row("icl.layers", &ModelConfig::layers),
-      enum_row<LayerKind>("icl.kind", &ModelConfig::kind, &to_string, &layer_kind_from_string),
-      int_row("icl.heads", &ModelConfig::heads),
-      int_row("icl.head_dim", &ModelConfig::head_dim),
-      bool_row("icl.causal", &ModelConfig::causal, "true"),
-      int_row("icl.mlp_hidden", &ModelConfig::mlp_hidden),
-      int_row("icl.mlp_depth", &ModelConfig::mlp_depth),
-      enum_row<Activation>("icl.act", &ModelConfig::act, &to_string, &activation_from_string),
-      bool_row("icl.residual", &ModelConfig::residual, "false"),
-      bool_row("icl.layernorm", &ModelConfig::layernorm, "false"),
+      int_row("icl.token_dim", &C::token_dim),
+      int_row("icl.width", &C::width),
+      bool_row("icl.embed", &C::embed, "false"),
+      int_row("icl.layers", &C::layers),
+      {"icl.kind", [](const Stored& s) { return to_string(s.config.kind); },
+       [](Stored& s, const std::string& v) {
+         try {
+           s.config.kind = layer_kind_from_string(v);
+           return true;
+         } catch (const InvalidParams&) {
+           return false;
+         }
+       },
+       nullptr},
+      int_row("icl.heads", &C::heads),
+      int_row("icl.head_dim", &C::head_dim),
+      bool_row("icl.causal", &C::causal, "true"),
+      int_row("icl.mlp_hidden", &C::mlp_hidden),
+      int_row("icl.mlp_depth", &C::mlp_depth),
+      name_row("icl.act", &B::act, nullptr),
+      bool_row("icl.residual", &B::residual, "false"),
+      bool_row("icl.layernorm", &B::layernorm, "false"),
       // The block kinds of docs/patch.md §16; absent in files written before them, whose
       // meaning the defaults keep (plain MLP, LayerNorm, sequential blocks).
-      bool_row("icl.gated", &ModelConfig::gated, "false"),
-      enum_row<Norm>("icl.norm", &ModelConfig::norm, &to_string, &norm_from_string, "layernorm"),
-      enum_row<BlockLayout>("icl.layout", &ModelConfig::layout, &to_string, &layout_from_string,
-                            "sequential"),
-      {"icl.ln_eps", [](const ModelConfig& c) { return double_text(c.ln_eps); },
-       [](ModelConfig& c, const std::string& s) { return parse_double(s, c.ln_eps); }, "1e-05"},
+      bool_row("icl.gated", &B::gated, "false"),
+      name_row("icl.norm", &B::norm, "layernorm"),
+      name_row("icl.layout", &B::layout, "sequential"),
+      {"icl.ln_eps", [](const Stored& s) { return double_text(s.config.ln_eps); },
+       [](Stored& s, const std::string& v) { return parse_double(v, s.config.ln_eps); }, "1e-05"},
   };
   return rows;
 }
@@ -210,8 +285,9 @@ WeightsFormat weights_format(const std::string& path) {
 }
 
 std::map<std::string, std::string> config_metadata(const ModelConfig& c) {
+  const Stored s{c, stored(c.block)};
   std::map<std::string, std::string> m{{kFormatKey, kFormat}};
-  for (const ConfigRow& r : config_rows()) m[r.key] = r.write(c);
+  for (const ConfigRow& r : config_rows()) m[r.key] = r.write(s);
   return m;
 }
 
@@ -220,7 +296,7 @@ ModelConfig config_from_metadata(const std::map<std::string, std::string>& md) {
   if (f == md.end() || f->second != kFormat)
     throw st::FormatError("", std::string("__metadata__ \"") + kFormatKey + "\" must be \"" + kFormat +
                                   "\" (the model configuration of docs/patch.md §2.5)");
-  ModelConfig c;
+  Stored c;
   std::set<std::string> known{kFormatKey};
   for (const ConfigRow& r : config_rows()) {
     known.insert(r.key);
@@ -236,11 +312,10 @@ ModelConfig config_from_metadata(const std::map<std::string, std::string>& md) {
     if (k.rfind("icl.", 0) == 0 && !known.count(k))
       throw st::FormatError("", "__metadata__ has the unknown key \"" + k + "\"");
   try {
-    c.validate();
+    return c.model_config();
   } catch (const InvalidParams& e) {
     throw st::FormatError("", std::string("__metadata__ \"icl.") + e.field() + "\": " + e.what());
   }
-  return c;
 }
 
 st::File to_safetensors(const Weights<double>& w0, st::DType dtype) {
@@ -295,6 +370,78 @@ Weights<double> from_safetensors(const st::File& f) {
       throw st::FormatError(name, "unknown: not a parameter of a model with this configuration");
   return w;
 }
+
+// ---- the text format ---------------------------------------------------------------------
+
+void save_weights(const Weights<double>& w0, std::ostream& os) {
+  Weights<double> w = w0;
+  const ModelConfig& c = w.config;
+  const StoredBlock b = stored(c.block);
+  os << "icl-patch-weights 1\n";
+  os << std::setprecision(std::numeric_limits<double>::max_digits10);
+  os << "config " << c.token_dim << ' ' << int(c.embed) << ' ' << c.width << ' ' << c.layers << ' '
+     << to_string(c.kind) << ' ' << c.heads << ' ' << c.head_dim << ' ' << int(c.causal) << ' '
+     << c.mlp_hidden << ' ' << c.mlp_depth << ' ' << b.act << ' ' << int(b.residual) << ' '
+     << int(b.layernorm) << ' ' << c.ln_eps << ' ' << int(b.gated) << ' ' << b.norm << ' '
+     << b.layout << '\n';
+  for (auto& [name, m] : parameters(w)) {
+    os << name << ' ' << m->rows() << ' ' << m->cols() << '\n';
+    for (Eigen::Index i = 0; i < m->size(); ++i) os << m->data()[i] << (i + 1 == m->size() ? '\n' : ' ');
+  }
+  if (!os) throw std::runtime_error("failed to write weights");
+}
+
+Weights<double> load_weights(std::istream& is) {
+  std::string magic, tag;
+  int version = 0;
+  if (!(is >> magic >> version) || magic != "icl-patch-weights" || version != 1)
+    throw std::runtime_error("not an icl-patch-weights v1 file");
+  Stored s;
+  ModelConfig& c = s.config;
+  StoredBlock& b = s.block;
+  int embed = 0, causal = 0, residual = 0, ln = 0;
+  std::string kind;
+  if (!(is >> tag) || tag != "config" ||
+      !(is >> c.token_dim >> embed >> c.width >> c.layers >> kind >> c.heads >> c.head_dim >>
+        causal >> c.mlp_hidden >> c.mlp_depth >> b.act >> residual >> ln >> c.ln_eps))
+    throw std::runtime_error("weights file: malformed config line");
+  c.embed = embed != 0; c.causal = causal != 0; b.residual = residual != 0; b.layernorm = ln != 0;
+  // Optional trailing fields (absent in files written before gated MLPs, RMSNorm and the
+  // post-norm/parallel layouts): <gated 0|1> <norm> <layout>.
+  std::string rest;
+  std::getline(is, rest);
+  std::istringstream extra(rest);
+  int gated = 0;
+  if (extra >> gated && !(extra >> b.norm >> b.layout))
+    throw std::runtime_error("weights file: malformed config line (gated, norm, layout)");
+  b.gated = gated != 0;
+  Weights<double> w;
+  try {
+    c.kind = layer_kind_from_string(kind);
+    w = zeros<double>(s.model_config());
+  } catch (const InvalidParams& e) {
+    throw std::runtime_error(std::string("weights file: ") + e.what());
+  }
+  for (auto& [name, m] : parameters(w)) {
+    std::string n;
+    Eigen::Index r = 0, cc = 0;
+    if (!(is >> n >> r >> cc) || n != name || r != m->rows() || cc != m->cols())
+      throw std::runtime_error("weights file: expected parameter " + name + " " +
+                               std::to_string(m->rows()) + "x" + std::to_string(m->cols()) +
+                               ", got '" + n + "'");
+    for (Eigen::Index i = 0; i < m->size(); ++i)
+      if (!(is >> m->data()[i])) throw std::runtime_error("weights file: truncated at " + name);
+  }
+  return w;
+}
+
+Weights<double> load_weights_file(const std::string& path) {
+  std::ifstream is(path);
+  if (!is) throw std::runtime_error("cannot open weights file '" + path + "'");
+  return load_weights(is);
+}
+
+// ---- both formats ----------------------------------------------------------------------------
 
 void save_weights_file(const Weights<double>& w, const std::string& path, st::DType dtype) {
   if (weights_format(path) == WeightsFormat::Safetensors) {

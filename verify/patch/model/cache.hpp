@@ -1,8 +1,9 @@
-// Per-block intermediates of a forward pass (internal to verify/patch: model.cpp, patch.cpp,
-// thought_align.cpp); the public entry is ForwardCache in verify/patch/model.hpp, which
-// includes this file after defining Mat and Vec (include model.hpp, not this file).
+// The intermediates of a forward pass (docs/patch.md §2), kept for backward() and for the patch
+// computations (the MLP input u and the stream h of every block at every position).
 #pragma once
 #include <vector>
+
+#include "verify/patch/model/weights.hpp"
 
 namespace icl::verify::patch {
 
@@ -28,6 +29,14 @@ struct BlockCache {
   std::vector<Mat<S>> mlp_pre;  // pre-activation of each dense layer (gated: of the up matrix W1)
   Mat<S> gate_pre, gate_act;    // gated MLP: W_g u + b_g and f of it
   Mat<S> y;             // block output
+};
+
+template <class S>
+struct ForwardCache {
+  Mat<S> tokens;
+  std::vector<Mat<S>> layer_inputs;  // sequence entering block l (size L + 1: last = final)
+  std::vector<BlockCache<S>> blocks;
+  Mat<S> out;
 };
 
 }  // namespace icl::verify::patch
