@@ -39,7 +39,11 @@ ModelConfig kind_config(BlockKind b, bool normalized, Norm norm, const std::stri
 }
 
 std::string label(const ModelConfig& c) {
-  return to_string(block_kind(c)) + (c.layernorm ? " " + to_string(c.norm) : "") + " " + mlp_name(c);
+  // Appended piece by piece: g++ 12 warns -Wrestrict (a false positive, GCC bug 105329) on
+  // `" " + std::string(...)`.
+  std::string s = to_string(block_kind(c));
+  if (c.layernorm) s.append(" ").append(to_string(c.norm));
+  return s.append(" ").append(mlp_name(c));
 }
 
 // Every block kind with a norm, both norms, plain and gated MLPs; plus the kinds without a norm.
