@@ -7,20 +7,13 @@
 
 #include "cli_harness.hpp"
 
-using icl_test::count_lines;
-using icl_test::expect_bad_input;
-using icl_test::run_icl;
-using icl_test::Run;
+using namespace icl_test;
 
 TEST_CASE("icl optimize --json: the documented keys, params at the argmin") {
-  const Run r = run_icl("optimize --minimize idg --over lambda --range 0.001:10 --json");
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::ordered_json::parse(r.out);
-  std::vector<std::string> keys;
-  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"objective", "over", "argmin", "minimum", "converged",
-                                         "status", "message", "evaluations", "interior_minima",
-                                         "range", "scale", "params"});
+  const auto j = run_json("optimize --minimize idg --over lambda --range 0.001:10 --json");
+  CHECK(keys(j) == std::vector<std::string>{"objective", "over", "argmin", "minimum", "converged",
+                                            "status", "message", "evaluations", "interior_minima",
+                                            "range", "scale", "params"});
   CHECK(j["objective"] == "idg");
   CHECK(j["over"] == "lambda");
   CHECK(j["converged"] == true);
@@ -38,11 +31,7 @@ TEST_CASE("icl optimize --json: the documented keys, params at the argmin") {
 }
 
 TEST_CASE("icl optimize: bad --over, --range, --minimize are exit 2 with one line") {
-  struct Bad {
-    const char* args;
-    const char* needle;
-  };
-  const Bad cases[] = {
+  expect_bad_inputs({
       {"optimize --over beta", "over"},
       {"optimize --over lambda --range 1:0.5", "--range"},
       {"optimize --over lambda --range 1:", "--range"},
@@ -53,6 +42,5 @@ TEST_CASE("icl optimize: bad --over, --range, --minimize are exit 2 with one lin
       {"optimize --over lambda --minimize shift", "shift"},
       {"optimize --over lambda --minimize foo", "objective"},
       {"optimize --minimize idg", "--over"},
-  };
-  for (const Bad& b : cases) expect_bad_input(b.args, b.needle);
+  });
 }
