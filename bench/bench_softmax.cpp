@@ -11,14 +11,7 @@ namespace {
 using namespace icl::verify::softmax;
 
 icl::theory::Params paper_point(double alpha) {
-  icl::theory::Params p;
-  p.alpha = alpha;
-  p.tau = 1.5;
-  p.kappa = 0.5;
-  p.rho = 0.5;
-  p.sigma = 0.01;
-  p.lambda = 0;
-  return p;
+  return {.alpha = alpha, .tau = 1.5, .kappa = 0.5, .rho = 0.5, .sigma = 0.01, .lambda = 0};
 }
 
 void BM_Epoch(benchmark::State& state) {

@@ -13,16 +13,6 @@
 
 namespace icl::numerics {
 
-const char* to_string(Status status) {
-  switch (status) {
-    case Status::Converged: return "converged";
-    case Status::NotConverged: return "not_converged";
-    case Status::NumericalFailure: return "numerical_failure";
-    case Status::CheckFailed: return "check_failed";
-  }
-  return "unknown";
-}
-
 namespace {
 
 bool all_finite(const Eigen::VectorXd& v) { return v.allFinite(); }

@@ -14,23 +14,18 @@ TEST_CASE("icl boundary --json: the documented keys, null where no crossing is i
   // IDG = 0.3 is crossed along rho for kappa = 0.5 at alpha = 10, never for level 5.
   const std::string common =
       "boundary --x rho=0.05:1 --y kappa=0.3:0.5:2 --alpha 10 --sigma 0 --lambda 0 --json --quiet";
-  const Run r = run_icl(common + " --level idg=0.3");
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::ordered_json::parse(r.out);
-  std::vector<std::string> keys;
-  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"criterion", "x", "y", "range", "scale", "converged",
-                                         "status", "message", "points", "params"});
+  const auto j = run_json(common + " --level idg=0.3");
+  CHECK(keys(j) == std::vector<std::string>{"criterion", "x", "y", "range", "scale", "converged",
+                                            "status", "message", "points", "params"});
   CHECK(j["criterion"]["type"] == "level");
   CHECK(j["criterion"]["quantity"] == "idg");
   CHECK(j["criterion"]["level"] == 0.3);
   CHECK(j["x"] == "rho");
   CHECK(j["y"] == "kappa");
   REQUIRE(j["points"].size() == 2);
-  std::vector<std::string> pkeys;
-  for (auto it = j["points"][0].begin(); it != j["points"][0].end(); ++it) pkeys.push_back(it.key());
-  CHECK(pkeys == std::vector<std::string>{"kappa", "rho", "value", "converged", "status", "message",
-                                          "candidates", "evaluations"});
+  CHECK(keys(j["points"][0]) == std::vector<std::string>{"kappa", "rho", "value", "converged",
+                                                         "status", "message", "candidates",
+                                                         "evaluations"});
   CHECK(j["points"][1]["kappa"] == 0.5);
   CHECK(j["points"][1]["converged"] == true);
   CHECK(j["points"][1]["rho"].get<double>() > 0.05);
@@ -42,26 +37,20 @@ TEST_CASE("icl boundary --json: the documented keys, null where no crossing is i
   CHECK(n["points"][0]["rho"].is_null());
   CHECK(n["points"][0]["value"].is_null());
   CHECK(n["points"][0]["converged"] == false);
-  CHECK(n["points"][0]["message"].get<std::string>().find("no crossing") != std::string::npos);
+  CHECK(contains(n["points"][0]["message"].get<std::string>(), "no crossing"));
 
-  const Run steep = run_icl(common + " --steepest idg");
-  REQUIRE(steep.code == 0);
-  const auto s = nlohmann::ordered_json::parse(steep.out);
+  const auto s = run_json(common + " --steepest idg");
   CHECK(s["criterion"]["type"] == "steepest");
   CHECK(s.contains("derivative_step"));
   CHECK(s["points"][0].contains("slope"));
 }
 
 TEST_CASE("icl boundary --out F.tsv: one header row, one row per y, and the JSON sidecar") {
-  const auto dir = scratch("cli_boundary_out");
-  const std::string file = (dir / "b.tsv").string();
-  const Run r = run_icl("boundary --x lambda=0.001:10 --y alpha=1:4:3 --argmin idg --quiet --out " + file);
-  REQUIRE(r.code == 0);
-  const std::string tsv = slurp(file);
-  CHECK(count_lines(tsv) == 4);
-  CHECK(tsv.rfind("alpha\tlambda\tvalue\tconverged\tcandidates\tevaluations\n", 0) == 0);
-  const auto meta = nlohmann::json::parse(slurp(file + ".json"));
-  CHECK(meta.dump().find("\"argmin\"") != std::string::npos);
+  const Scratch dir("cli_boundary_out");
+  const auto out = expect_tsv_output("boundary --x lambda=0.001:10 --y alpha=1:4:3 --argmin idg --quiet",
+                                     dir.file("b.tsv"),
+                                     "alpha\tlambda\tvalue\tconverged\tcandidates\tevaluations\n", 3);
+  CHECK(contains(out.sidecar.dump(), "\"argmin\""));
 }
 
 TEST_CASE("icl boundary: bad criterion, --x, --y, --level are exit 2 with one line") {

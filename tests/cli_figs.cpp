@@ -11,31 +11,19 @@
 
 #include "cli_harness.hpp"
 
-namespace fs = std::filesystem;
+using namespace icl_test;
 
 namespace {
 
-using FigsRun = icl_test::Run;
-std::string read_all(const fs::path& p) { return icl_test::slurp(p); }
-
-fs::path figs_scratch(const std::string& name) {
-  const fs::path d = fs::path(ICL_BINARY_DIR) / "cli_figs_scratch" / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+Run run_figs(const std::string& args, const fs::path& dir, const std::string& env = "") {
+  return run_icl("figs " + args, dir, env);
 }
-
-FigsRun run_figs(const std::string& args, const fs::path& dir, const std::string& env = "") {
-  return icl_test::run_icl("figs " + args, dir, env);
-}
-
-bool has(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 }  // namespace
 
 TEST_CASE("icl figs --list: eighteen figures, numbered 1-18 in order") {
-  const fs::path d = figs_scratch("list");
-  const FigsRun r = run_figs("--list", d);
+  const Scratch d("cli_figs_list");
+  const Run r = run_figs("--list", d);
   REQUIRE(r.code == 0);
   const char* names[] = {"decomposition", "order_params", "test_context", "implicit_reg",
                          "phase",         "spectrum",     "softmax",      "patch_loss",
@@ -58,60 +46,60 @@ TEST_CASE("icl figs --list: eighteen figures, numbered 1-18 in order") {
     CHECK(name == names[n]);
     CHECK(!paper.empty());
     CHECK(description.find_first_not_of(' ') != std::string::npos);
-    CHECK(!has(line, "not yet available"));
+    CHECK(!contains(line, "not yet available"));
   }
   CHECK(n == 18);
 }
 
 TEST_CASE("icl figs: bad names are exit 2 with a message") {
-  const fs::path d = figs_scratch("bad");
-  FigsRun r = run_figs("", d);
+  const Scratch d("cli_figs_bad");
+  Run r = run_figs("", d);
   CHECK(r.code == 2);
-  CHECK(has(r.err, "--list"));
-  r = run_figs("nosuchfigure --out " + (d / "o").string(), d);
+  CHECK(contains(r.err, "--list"));
+  r = run_figs("nosuchfigure --out " + d.file("o"), d);
   CHECK(r.code == 2);
-  CHECK(has(r.err, "unknown figure 'nosuchfigure'"));
-  r = run_figs("19 --out " + (d / "o").string(), d);   // one past the last figure
+  CHECK(contains(r.err, "unknown figure 'nosuchfigure'"));
+  r = run_figs("19 --out " + d.file("o"), d);   // one past the last figure
   CHECK(r.code == 2);
   CHECK(!r.err.empty());
   CHECK(!fs::exists(d / "o" / "figs_run.json"));
 }
 
 TEST_CASE("icl figs spectrum --quick: TSVs with sidecars, PDF and PNG") {
-  const fs::path d = figs_scratch("spectrum");
+  const Scratch d("cli_figs_spectrum");
   const fs::path out = d / "figs";
-  const FigsRun r = run_figs("6 --quick --out " + out.string(), d);
+  const Run r = run_figs("6 --quick --out " + out.string(), d);
   INFO(r.err);
   REQUIRE(r.code == 0);
   for (const char* stem : {"spectrum", "spectrum_eigs", "spectrum_atoms"}) {
     const fs::path tsv = out / (std::string(stem) + ".tsv");
     REQUIRE(fs::is_regular_file(tsv));
-    const std::string text = read_all(tsv);
+    const std::string text = slurp(tsv);
     CHECK(text.rfind("case\t", 0) == 0);  // one header line, no '#' lines
-    CHECK(!has(text, "#"));
-    const auto side = nlohmann::json::parse(read_all(out / (std::string(stem) + ".tsv.json")));
+    CHECK(!contains(text, "#"));
+    const auto side = nlohmann::json::parse(slurp(out / (std::string(stem) + ".tsv.json")));
     CHECK(side.contains("version"));
-    CHECK(has(side.at("command").get<std::string>(), "figs"));
+    CHECK(contains(side.at("command").get<std::string>(), "figs"));
     CHECK(side.at("figure_command").get<std::string>() == "icl figs spectrum --quick");
     CHECK(side.at("D").get<int>() == 20);
     CHECK(side.at("seeds").get<int>() == 4);
   }
   CHECK(fs::file_size(out / "spectrum.pdf") > 1000);
   CHECK(fs::file_size(out / "spectrum.png") > 1000);
-  const auto run = nlohmann::json::parse(read_all(out / "figs_run.json"));
+  const auto run = nlohmann::json::parse(slurp(out / "figs_run.json"));
   CHECK(run.at("figures").at(0).at("ok").get<bool>());
-  CHECK(has(r.out, "spectrum.png"));
+  CHECK(contains(r.out, "spectrum.png"));
 }
 
 TEST_CASE("icl figs: a failing plot step is a non-zero exit") {
-  const fs::path d = figs_scratch("plotfail");
+  const Scratch d("cli_figs_plotfail");
   const fs::path out = d / "figs";
-  const FigsRun r = run_figs("spectrum --quick --out " + out.string(), d, "ICL_FIGS_PYTHON=/bin/false");
+  const Run r = run_figs("spectrum --quick --out " + out.string(), d, "ICL_FIGS_PYTHON=/bin/false");
   CHECK(r.code == 1);
-  CHECK(has(r.err, "FAILED"));
+  CHECK(contains(r.err, "FAILED"));
   CHECK(fs::is_regular_file(out / "spectrum.tsv"));  // the data step still wrote its tables
   // --plot-only with the real interpreter then completes the figure from those tables.
-  const FigsRun again = run_figs("spectrum --plot-only --out " + out.string(), d);
+  const Run again = run_figs("spectrum --plot-only --out " + out.string(), d);
   INFO(again.err);
   CHECK(again.code == 0);
   CHECK(fs::is_regular_file(out / "spectrum.png"));

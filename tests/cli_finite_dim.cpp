@@ -14,13 +14,7 @@
 
 #include "cli_harness.hpp"
 
-namespace fs = std::filesystem;
-using icl_test::count_lines;
-using icl_test::expect_bad_input;
-using icl_test::run_icl;
-using icl_test::Run;
-using icl_test::scratch;
-using icl_test::slurp;
+using namespace icl_test;
 
 namespace {
 
@@ -58,9 +52,7 @@ Tsv parse_tsv(const std::string& text) {
 }  // namespace
 
 TEST_CASE("icl solve --finite-dim: a finite_dim block whose sources sum to error - limit") {
-  const Run r = run_icl("solve --json --finite-dim 40 --lambda 0.05");
-  REQUIRE(r.code == 0);
-  const auto doc = nlohmann::ordered_json::parse(r.out);  // keeps the key order
+  const auto doc = run_json("solve --json --finite-dim 40 --lambda 0.05");  // in key order
   REQUIRE(doc.contains("finite_dim"));
   const auto& fd = doc.at("finite_dim");
   for (const char* k : {"dim", "status", "message", "residual_norm", "sized", "error", "limit",
@@ -100,30 +92,26 @@ TEST_CASE("icl solve --finite-dim: a finite_dim block whose sources sum to error
   CHECK(fd.at("sized").at("tau").get<double>() == lib.sized.tau);
 
   // Without the flag: no block (the JSON of `icl solve` as before).
-  const Run plain = run_icl("solve --json --lambda 0.05");
-  REQUIRE(plain.code == 0);
-  CHECK(!nlohmann::json::parse(plain.out).contains("finite_dim"));
+  CHECK(!run_json("solve --json --lambda 0.05").contains("finite_dim"));
 }
 
 TEST_CASE("icl solve --finite-dim text: a finite D section with one line per source") {
   const Run r = run_icl("solve --finite-dim 40");
   REQUIRE(r.code == 0);
-  CHECK(r.out.find("finite D = 40") != std::string::npos);
-  for (const auto& name : icl::theory::finite_dim_source_names())
-    CHECK(r.out.find(name) != std::string::npos);
-  CHECK(r.out.find("omitted") != std::string::npos);
+  CHECK(contains(r.out, "finite D = 40"));
+  for (const auto& name : icl::theory::finite_dim_source_names()) CHECK(contains(r.out, name));
+  CHECK(contains(r.out, "omitted"));
   const Run plain = run_icl("solve");
   REQUIRE(plain.code == 0);
-  CHECK(plain.out.find("finite D") == std::string::npos);
+  CHECK(!contains(plain.out, "finite D"));
   // The text before the section is `icl solve`'s, unchanged.
   CHECK(r.out.rfind(plain.out, 0) == 0);
 }
 
 TEST_CASE("icl solve --finite-dim switches remove their sources and are recorded") {
-  const Run r = run_icl(
-      "solve --json --finite-dim 30 --sphere-queries --fixed-norm-tasks --assignment balanced");
-  REQUIRE(r.code == 0);
-  const auto fd = nlohmann::json::parse(r.out).at("finite_dim");
+  const auto fd =
+      run_json("solve --json --finite-dim 30 --sphere-queries --fixed-norm-tasks --assignment balanced")
+          .at("finite_dim");
   for (const char* k : {"sphere_queries", "fixed_norm_tasks"})
     CHECK(fd.at("finite_d_switches").at(k) == true);
   CHECK(fd.at("finite_d_switches").at("assignment") == "balanced");
@@ -131,7 +119,7 @@ TEST_CASE("icl solve --finite-dim switches remove their sources and are recorded
   for (const char* name : {"query_norms", "task_norms", "task_counts"})
     for (const char* e : kErrors) CHECK(fd.at("sources").at(name).at("correction").at(e) == 0.0);
   // And they are on by default: the switches change the prediction.
-  const auto def = nlohmann::json::parse(run_icl("solve --json --finite-dim 30").out).at("finite_dim");
+  const auto def = run_json("solve --json --finite-dim 30").at("finite_dim");
   CHECK(def.at("sources").at("query_norms").at("correction").at("idg") != 0.0);
   CHECK(def.at("error").at("idg") != fd.at("error").at("idg"));
 }
@@ -166,7 +154,7 @@ TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exi
   const Run j = run_icl("solve --json --sigma 100 --finite-dim 10");
   CHECK(j.code == 3);
   CHECK(count_lines(j.err) == 1);
-  CHECK(j.err.find("--finite-dim 10") != std::string::npos);
+  CHECK(contains(j.err, "--finite-dim 10"));
   const auto fd = nlohmann::json::parse(j.out).at("finite_dim");
   CHECK(fd.at("status") != "converged");
   CHECK(fd.at("message").get<std::string>().size() > 0);
@@ -176,13 +164,13 @@ TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exi
     CHECK(s.at("correction").at("idg").is_null());
   const Run t = run_icl("solve --sigma 100 --finite-dim 10");
   CHECK(t.code == 3);
-  CHECK(t.out.find("no finite-D prediction") != std::string::npos);
+  CHECK(contains(t.out, "no finite-D prediction"));
   // In a sweep the failed point is nan, counted in the sidecar, and the run exits 3.
-  const fs::path d = scratch();
-  const std::string f = (d / "failed.tsv").string();
+  const Scratch d;
+  const std::string f = d.file("failed.tsv");
   const Run s = run_icl("sweep --vary sigma=0.3:100:2 --finite-dim 10 --quiet --out " + f);
   CHECK(s.code == 3);
-  CHECK(s.err.find("1 of 2 finite-D predictions failed") != std::string::npos);
+  CHECK(contains(s.err, "1 of 2 finite-D predictions failed"));
   const Tsv tsv = parse_tsv(slurp(f));
   REQUIRE(tsv.rows.size() == 2);
   CHECK(tsv.rows[0].at(tsv.column("fd_idg")) != "nan");
@@ -191,8 +179,8 @@ TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exi
 }
 
 TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg, equal to solve_finite_dim per point") {
-  const fs::path d = scratch();
-  const std::string plain_file = (d / "plain.tsv").string(), fd_file = (d / "fd.tsv").string();
+  const Scratch d;
+  const std::string plain_file = d.file("plain.tsv"), fd_file = d.file("fd.tsv");
   const Run plain = run_icl("sweep --vary alpha=1:3:3 --quiet --out " + plain_file);
   const Run with = run_icl("sweep --vary alpha=1:3:3 --quiet --finite-dim 20 --out " + fd_file);
   REQUIRE(plain.code == 0);
@@ -236,8 +224,8 @@ TEST_CASE("icl sweep --simulate takes the switches too: the simulation runs with
   // Without --finite-dim the switches apply to the simulation alone (same names as `icl
   // simulate`); the sidecar records them (and so does a checkpoint's options), and the
   // simulated errors differ from a run without them at the same seed (the data were rescaled).
-  const fs::path d = scratch();
-  const std::string on = (d / "on.tsv").string(), off = (d / "off.tsv").string();
+  const Scratch d;
+  const std::string on = d.file("on.tsv"), off = d.file("off.tsv");
   const std::string base = "sweep --vary alpha=1:2:2 --simulate --dim 6 --seeds 2 --quiet --out ";
   REQUIRE(run_icl(base + on + " --sphere-queries --assignment balanced").code == 0);
   REQUIRE(run_icl(base + off).code == 0);
@@ -260,21 +248,20 @@ TEST_CASE("icl sweep --simulate takes the switches too: the simulation runs with
 TEST_CASE("icl merge joins --finite-dim shards and sums their finite-D counts") {
   // Shard 1 holds the point whose prediction fails (sigma = 100, as above): the shards' counts
   // differ, which must not make them look like different runs; merged = unsharded, byte for byte.
-  const fs::path d = scratch();
-  auto path = [&](const std::string& n) { return (d / n).string(); };
+  const Scratch d;
   const std::string args = "sweep --vary sigma=0.3:100:2 --finite-dim 10 --quiet --out ";
-  CHECK(run_icl(args + path("all.tsv")).code == 3);
-  CHECK(run_icl(args + path("s0.tsv") + " --shard 0/2").code == 0);
-  CHECK(run_icl(args + path("s1.tsv") + " --shard 1/2").code == 3);
-  const Run m = run_icl("merge " + path("s0.tsv") + " " + path("s1.tsv") + " --out " + path("m.tsv"));
+  CHECK(run_icl(args + d.file("all.tsv")).code == 3);
+  CHECK(run_icl(args + d.file("s0.tsv") + " --shard 0/2").code == 0);
+  CHECK(run_icl(args + d.file("s1.tsv") + " --shard 1/2").code == 3);
+  const Run m = run_icl("merge " + d.file("s0.tsv") + " " + d.file("s1.tsv") + " --out " + d.file("m.tsv"));
   REQUIRE(m.code == 0);
-  CHECK(slurp(path("m.tsv")) == slurp(path("all.tsv")));
-  const auto side = nlohmann::json::parse(slurp(path("m.tsv.json")));
+  CHECK(slurp(d.file("m.tsv")) == slurp(d.file("all.tsv")));
+  const auto side = nlohmann::json::parse(slurp(d.file("m.tsv.json")));
   CHECK(side.at("finite_dim").at("failed_points") == 1);
   CHECK(side.at("finite_dim").at("not_covered_points") == 0);
   CHECK(side.at("failed_points") == 0);
   // Shards of another dimension are another run.
   CHECK(run_icl("sweep --vary sigma=0.3:100:2 --finite-dim 12 --quiet --shard 1/2 --out " +
-                path("s1.tsv")).code == 3);
-  CHECK(run_icl("merge " + path("s0.tsv") + " " + path("s1.tsv") + " --out " + path("m2.tsv")).code == 2);
+                d.file("s1.tsv")).code == 3);
+  CHECK(run_icl("merge " + d.file("s0.tsv") + " " + d.file("s1.tsv") + " --out " + d.file("m2.tsv")).code == 2);
 }

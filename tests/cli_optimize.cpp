@@ -10,14 +10,10 @@
 using namespace icl_test;
 
 TEST_CASE("icl optimize --json: the documented keys, params at the argmin") {
-  const Run r = run_icl("optimize --minimize idg --over lambda --range 0.001:10 --json");
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::ordered_json::parse(r.out);
-  std::vector<std::string> keys;
-  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"objective", "over", "argmin", "minimum", "converged",
-                                         "status", "message", "evaluations", "interior_minima",
-                                         "range", "scale", "params"});
+  const auto j = run_json("optimize --minimize idg --over lambda --range 0.001:10 --json");
+  CHECK(keys(j) == std::vector<std::string>{"objective", "over", "argmin", "minimum", "converged",
+                                            "status", "message", "evaluations", "interior_minima",
+                                            "range", "scale", "params"});
   CHECK(j["objective"] == "idg");
   CHECK(j["over"] == "lambda");
   CHECK(j["converged"] == true);

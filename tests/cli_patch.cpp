@@ -7,23 +7,21 @@
 
 #include "cli_harness.hpp"
 
-using icl_test::expect_bad_input;
-using icl_test::run_icl;
+using namespace icl_test;
 
 namespace {
 
-// The JSON of a command that must succeed (exit 0).
-nlohmann::json json_of(const std::string& args, const std::string& dir = "cli_patch_scratch") {
-  CAPTURE(args);
-  const auto r = run_icl(args, icl_test::scratch(dir));
-  REQUIRE(r.code == 0);
-  return nlohmann::json::parse(r.out);
-}
+// One training step on a tiny model (the weights files of the --weights tests), and the modern
+// block those tests save (docs/patch.md §16).
+const std::string kTrainOneStep =
+    "patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 --quiet ";
+const std::string kModernBlock =
+    "--layers 2 --block postln --norm rmsnorm --mlp swiglu --width 8 --heads 2 --mlp-hidden 8 ";
 
 }  // namespace
 
 TEST_CASE("icl patch check: exact rank-1 patch with failing negative controls") {
-  const auto j = json_of("patch check --layers 3 --block preln --width 8 --heads 2 --head-dim 4 "
+  const auto j = run_json("patch check --layers 3 --block preln --width 8 --heads 2 --head-dim 4 "
                          "--mlp-hidden 16 --d 2 --context 12 --seed 3 --json");
   CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
   CHECK(j.at("rank").get<int>() == 1);
@@ -39,7 +37,7 @@ TEST_CASE("icl patch check: exact rank-1 patch with failing negative controls") 
 }
 
 TEST_CASE("icl patch check on a plain block: the controls run on the control model and fail") {
-  const auto j = json_of("patch check --context 10 --heads 2 --mlp-hidden 16 --seed 5 --json");
+  const auto j = run_json("patch check --context 10 --heads 2 --mlp-hidden 16 --seed 5 --json");
   CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
   const auto& nc = j.at("negative_controls");
   for (const char* k : {"weight_only_with_residual", "first_block_only"}) {
@@ -48,25 +46,18 @@ TEST_CASE("icl patch check on a plain block: the controls run on the control mod
     CHECK(nc.at(k).at("max_rel_diff").get<double>() > 1e-3);
   }
   // The text output names the model of the controls.
-  const auto t = run_icl("patch check --context 10 --heads 2 --mlp-hidden 16 --seed 5 --quiet",
-                         icl_test::scratch("cli_patch_scratch_plain"));
+  const auto t = run_icl("patch check --context 10 --heads 2 --mlp-hidden 16 --seed 5 --quiet");
   REQUIRE(t.code == 0);
-  CHECK(t.out.find("control (Pre-LN, 32 wide, 4 layers) model") != std::string::npos);
+  CHECK(contains(t.out, "control (Pre-LN, 32 wide, 4 layers) model"));
 }
 
 TEST_CASE("icl patch check --weights: a disagreeing flag is named in the message") {
-  const std::string dir = icl_test::scratch("cli_patch_scratch_weights");
-  const auto tr = run_icl("patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 "
-                          "--layers 2 --pre-ln --width 8 --heads 2 --mlp 8 --quiet --save " +
-                              dir + "/w2.txt",
-                          dir);
-  REQUIRE(tr.code == 0);
-  const auto r = run_icl("patch check --weights " + dir + "/w2.txt --layers 3 --context 4", dir);
-  CHECK(r.code == 2);
-  CHECK(r.err.find("layers") != std::string::npos);
-  CHECK(r.err.find("width mismatch") == std::string::npos);
-  const auto ok = run_icl("patch check --weights " + dir + "/w2.txt --layers 2 --context 4 --json", dir);
-  CHECK(ok.code == 0);
+  const Scratch dir("cli_patch_weights");
+  const std::string w = dir.file("w2.txt");
+  REQUIRE(run_icl(kTrainOneStep + "--layers 2 --pre-ln --width 8 --heads 2 --mlp 8 --save " + w).code == 0);
+  const auto r = expect_bad_input("patch check --weights " + w + " --layers 3 --context 4", "layers");
+  CHECK(!contains(r.err, "width mismatch"));
+  CHECK(run_icl("patch check --weights " + w + " --layers 2 --context 4 --json").code == 0);
 }
 
 TEST_CASE("icl patch: bad options are exit 2 with a message") {
@@ -81,50 +72,38 @@ TEST_CASE("icl patch: bad options are exit 2 with a message") {
 }
 
 TEST_CASE("icl patch train --save X.safetensors is read by icl patch check; a truncated copy is exit 2 naming the tensor") {
-  const std::string dir = icl_test::scratch("cli_patch_scratch_safetensors");
-  const auto tr = run_icl("patch train --train-steps 2 --batch 2 --context 4 --eval-every 1 --heads 2 "
-                          "--mlp 8 --quiet --save " + dir + "/m.safetensors --save-dtype bf16",
-                          dir);
-  REQUIRE(tr.code == 0);
-  const auto ok = run_icl("patch check --weights " + dir + "/m.safetensors --context 4 --json", dir);
-  REQUIRE(ok.code == 0);
-  CHECK(nlohmann::json::parse(ok.out).at("max_rel_diff").get<double>() < 1e-12);
-  const std::string bytes = icl_test::slurp(dir + "/m.safetensors");
+  const Scratch dir("cli_patch_safetensors");
+  const std::string m = dir.file("m.safetensors"), cut = dir.file("cut.safetensors");
+  REQUIRE(run_icl("patch train --train-steps 2 --batch 2 --context 4 --eval-every 1 --heads 2 "
+                  "--mlp 8 --quiet --save " + m + " --save-dtype bf16").code == 0);
+  CHECK(run_json("patch check --weights " + m + " --context 4 --json").at("max_rel_diff").get<double>() < 1e-12);
+  const std::string bytes = slurp(m);
   {
-    std::ofstream out(dir + "/cut.safetensors", std::ios::binary);
+    std::ofstream out(cut, std::ios::binary);
     out << bytes.substr(0, bytes.size() - 1);
   }
-  const auto bad = run_icl("patch check --weights " + dir + "/cut.safetensors --context 4", dir);
-  CHECK(bad.code == 2);
-  CHECK(bad.err.find("layers.0.mlp.fc2.bias") != std::string::npos);
+  expect_bad_input("patch check --weights " + cut + " --context 4", "layers.0.mlp.fc2.bias");
   // A modern block (docs/patch.md §16): the gate tensors and the norm/layout metadata travel too.
-  const auto tm = run_icl("patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 --layers 2 "
-                          "--block postln --norm rmsnorm --mlp swiglu --width 8 --heads 2 "
-                          "--mlp-hidden 8 --quiet --save " + dir + "/modern.safetensors",
-                          dir);
-  REQUIRE(tm.code == 0);
-  CHECK(icl_test::slurp(dir + "/modern.safetensors").find("layers.1.mlp.gate_proj.weight") !=
-        std::string::npos);
-  const auto cm = run_icl("patch check --weights " + dir + "/modern.safetensors --context 4 --json", dir);
-  REQUIRE(cm.code == 0);
-  const auto jm = nlohmann::json::parse(cm.out);
+  const std::string modern = dir.file("modern.safetensors");
+  REQUIRE(run_icl(kTrainOneStep + kModernBlock + "--save " + modern).code == 0);
+  CHECK(contains(slurp(modern), "layers.1.mlp.gate_proj.weight"));
+  const auto jm = run_json("patch check --weights " + modern + " --context 4 --json");
   CHECK(jm.at("max_rel_diff").get<double>() < 1e-12);
   CHECK(jm.at("config").at("block").get<std::string>() == "postln");
   CHECK(jm.at("ranks").contains("Wg"));
 }
 
 TEST_CASE("icl patch align --protocol: the chosen protocols with their controls in the JSON") {
-  const auto j = json_of("patch align --protocol online,per-token --context 5 --prompts 3 --heads 2 "
+  const auto j = run_json("patch align --protocol online,per-token --context 5 --prompts 3 --heads 2 "
                          "--mlp-hidden 8 --json --quiet");
   REQUIRE(j.at("protocols").size() == 2);
   CHECK(j.at("protocols").at(0).at("protocol") == "online");
   CHECK(j.at("protocols").at(1).at("protocol") == "per-token");
   CHECK(j.at("protocols").at(1).at("x").size() == 5);
   CHECK(j.at("protocols").at(1).at("summary_random").at("count") == 3);
-  const auto t = run_icl("patch align --context 5 --prompts 2 --heads 2 --mlp-hidden 8 --sgd-steps 1,2 --quiet",
-                         icl_test::scratch("cli_patch_scratch_align"));
+  const auto t = run_icl("patch align --context 5 --prompts 2 --heads 2 --mlp-hidden 8 --sgd-steps 1,2 --quiet");
   REQUIRE(t.code == 0);
-  for (const char* p : {"fullbatch:", "online:", "per-token:"}) CHECK(t.out.find(p) != std::string::npos);
+  for (const char* p : {"fullbatch:", "online:", "per-token:"}) CHECK(contains(t.out, p));
 }
 
 TEST_CASE("icl patch check --block --norm --mlp: 10-layer modern blocks pass at 1e-12 with their controls") {
@@ -135,7 +114,7 @@ TEST_CASE("icl patch check --block --norm --mlp: 10-layer modern blocks pass at 
                         {"--block postln --mlp gelu", false, true}};
   for (const auto& cs : cases) {
     CAPTURE(cs.flags);
-    const auto j = json_of(std::string("patch check --layers 10 --width 8 --heads 2 --mlp-hidden 16 "
+    const auto j = run_json(std::string("patch check --layers 10 --width 8 --heads 2 --mlp-hidden 16 "
                                        "--context 12 --tol 1e-12 --json ") + cs.flags);
     CHECK(j.at("pass").get<bool>());
     CHECK(j.at("max_rel_diff").get<double>() < 1e-12);
@@ -160,9 +139,9 @@ TEST_CASE("icl patch: --pre-ln, --residual, --act and --mlp N are aliases: the s
       {"--residual --act relu", "--block residual --mlp relu"}};
   for (const auto& p : pairs) {
     CAPTURE(p.alias);
-    CHECK(strip(json_of(base + p.alias)) == strip(json_of(base + p.flag)));
+    CHECK(strip(run_json(base + p.alias)) == strip(run_json(base + p.flag)));
   }
-  CHECK(json_of(base + "--pre-ln").at("config").at("block") == "preln");
+  CHECK(run_json(base + "--pre-ln").at("config").at("block") == "preln");
   // an alias together with its flag is refused
   expect_bad_input("patch check --pre-ln --block preln", "--block");
   expect_bad_input("patch check --mlp 16 --mlp-hidden 8", "mlp_hidden");
@@ -182,19 +161,12 @@ TEST_CASE("icl patch: impossible block/norm/mlp combinations are exit 2 naming t
 }
 
 TEST_CASE("icl patch check --weights: a disagreeing --block, --norm or --mlp is named") {
-  const std::string dir = icl_test::scratch("cli_patch_scratch_weights_blocks");
-  const auto tr = run_icl("patch train --train-steps 1 --batch 2 --context 4 --eval-every 1 --layers 2 "
-                          "--block postln --norm rmsnorm --mlp swiglu --width 8 --heads 2 --mlp-hidden 8 "
-                          "--quiet --save " + dir + "/wp.txt",
-                          dir);
-  REQUIRE(tr.code == 0);
-  for (const char* flag : {"--block preln", "--norm layernorm", "--mlp geglu"}) {
-    CAPTURE(flag);
-    const auto r = run_icl("patch check --weights " + dir + "/wp.txt --context 4 " + flag, dir);
-    CHECK(r.code == 2);
-    CHECK(r.err.find(std::string(flag).substr(2, std::string(flag).find(' ') - 2)) != std::string::npos);
-  }
-  const auto ok = run_icl("patch check --weights " + dir + "/wp.txt --context 4 --block postln "
-                          "--norm rmsnorm --mlp swiglu --json", dir);
-  CHECK(ok.code == 0);
+  const Scratch dir("cli_patch_weights_blocks");
+  const std::string w = dir.file("wp.txt");
+  REQUIRE(run_icl(kTrainOneStep + kModernBlock + "--save " + w).code == 0);
+  for (const BadInput& c : {BadInput{"--block preln", "block"}, {"--norm layernorm", "norm"},
+                            {"--mlp geglu", "mlp"}})
+    expect_bad_input("patch check --weights " + w + " --context 4 " + c.args, c.needle);
+  CHECK(run_icl("patch check --weights " + w + " --context 4 --block postln --norm rmsnorm --mlp swiglu --json")
+            .code == 0);
 }

@@ -11,39 +11,22 @@
 
 #include "cli_harness.hpp"
 
-namespace fs = std::filesystem;
-using icl_test::count_lines;
-using icl_test::expect_bad_input;
-using icl_test::run_icl;
-using icl_test::Run;
-using icl_test::scratch;
-using icl_test::slurp;
-
-namespace {
-
-struct BadInput {
-  const char* args;
-  const char* needle;
-};
-
-}  // namespace
+using namespace icl_test;
 
 TEST_CASE("icl --help and --version") {
   const Run h = run_icl("--help");
   CHECK(h.code == 0);
-  CHECK(h.out.find("solve") != std::string::npos);
+  CHECK(contains(h.out, "solve"));
   const Run v = run_icl("--version");
   CHECK(v.code == 0);
-  CHECK(v.out.find("icl ") != std::string::npos);
+  CHECK(contains(v.out, "icl "));
 }
 
 TEST_CASE("icl solve prints the three errors and its JSON matches the library") {
   const Run t = run_icl("solve");
   REQUIRE(t.code == 0);
-  for (const char* k : {"TM", "IDG", "ODG"}) CHECK(t.out.find(k) != std::string::npos);
-  const Run j = run_icl("solve --json --alpha 3 --gamma 2 --rho 0.4 --lambda 0.1 --sigma-test 0.2");
-  REQUIRE(j.code == 0);
-  const auto doc = nlohmann::json::parse(j.out);
+  for (const char* k : {"TM", "IDG", "ODG"}) CHECK(contains(t.out, k));
+  const auto doc = run_json("solve --json --alpha 3 --gamma 2 --rho 0.4 --lambda 0.1 --sigma-test 0.2");
   CHECK(doc.at("converged").get<bool>());
   CHECK(doc.at("status") == "converged");
   CHECK(doc.at("message").is_string());
@@ -60,9 +43,7 @@ TEST_CASE("icl solve prints the three errors and its JSON matches the library") 
                         "chihat", "qbarhat", "chibarhat"})
     CHECK(doc.at("order").contains(k));
   CHECK(doc.at("regime") == "task-rich");
-  const Run l = run_icl("solve --json --method letey --tau 0.6");
-  REQUIRE(l.code == 0);
-  CHECK(nlohmann::json::parse(l.out).at("method") == "letey");
+  CHECK(run_json("solve --json --method letey --tau 0.6").at("method") == "letey");
 }
 
 TEST_CASE("icl solve at a point that does not converge: exit 3, no numbers") {
@@ -72,13 +53,13 @@ TEST_CASE("icl solve at a point that does not converge: exit 3, no numbers") {
     const Run r = run_icl(args);
     CHECK(r.code == 3);
     CHECK(r.out.empty());
-    CHECK(r.err.find("did not converge") != std::string::npos);
+    CHECK(contains(r.err, "did not converge"));
     CHECK(count_lines(r.err) == 1);
   }
 }
 
 TEST_CASE("bad input: exit 2 with a one-line message naming the flag") {
-  const BadInput cases[] = {
+  expect_bad_inputs({
       {"solve --rho 1.5", "--rho"},         {"solve --rho 0", "(0, 1]"},
       {"solve --sigma -1", "--sigma"},      {"solve --alpha nan", "--alpha"},
       {"solve --kappa abc", "--kappa"},     {"solve --lambda -0.1", "--lambda"},
@@ -89,14 +70,13 @@ TEST_CASE("bad input: exit 2 with a one-line message naming the flag") {
       {"sweep --vary rho=0.5:1.5:3", "rho"},
       {"phase --x rho=0.1:1:3 --y rho=0.1:1:3", "different"},
       {"solve --out /proc/version/sub/x.json", "cannot create the folder"},  // a file, not a folder
-  };
-  for (const auto& c : cases) expect_bad_input(c.args, c.needle);
+  });
 }
 
 TEST_CASE("bad physics flags, --dim and --threads: exit 2 with one line naming the flag") {
   // Out-of-range values are refused by the flag parser (the shared flag groups of
   // cli/common.hpp), before any work starts.
-  const BadInput cases[] = {
+  expect_bad_inputs({
       {"solve --sigma-test -1", "--sigma-test"},
       {"solve --alpha-test 0", "--alpha-test"},
       {"solve --gamma -2", "--gamma"},
@@ -115,8 +95,7 @@ TEST_CASE("bad physics flags, --dim and --threads: exit 2 with one line naming t
       {"phase --x rho=0.1:1:3 --y kappa=0.5:2:3 --threads 1000", "--threads"},
       {"figs --list --threads 0", "--threads"},
       {"figs --list --threads 1000", "--threads"},
-  };
-  for (const auto& c : cases) expect_bad_input(c.args, c.needle);
+  });
 }
 
 TEST_CASE("parameters valid one by one but not together: exit 2, 'invalid parameter <field>'") {
@@ -137,15 +116,10 @@ TEST_CASE("parameters valid one by one but not together: exit 2, 'invalid parame
 }
 
 TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar") {
-  const fs::path d = scratch();
-  const std::string f = (d / "sweep.tsv").string();
-  fs::remove(f);
-  const Run r = run_icl("sweep --vary alpha=0.5:4:5 --quiet --out " + f);
-  REQUIRE(r.code == 0);
-  const std::string tsv = slurp(f);
-  CHECK(count_lines(tsv) == 6);
-  CHECK(tsv.rfind("index\talpha\tconverged\tresidual", 0) == 0);
-  const auto side = nlohmann::json::parse(slurp(f + ".json"));
+  const Scratch d;
+  const std::string f = d.file("sweep.tsv");
+  const auto [tsv, side] =
+      expect_tsv_output("sweep --vary alpha=0.5:4:5 --quiet", f, "index\talpha\tconverged\tresidual", 5);
   CHECK(side.at("vary").at("name") == "alpha");
   CHECK(side.at("params").contains("rho"));
   // A failed run never destroys earlier output.
@@ -153,17 +127,13 @@ TEST_CASE("icl sweep and phase write TSV with one header line and a JSON sidecar
   CHECK(bad.code == 2);
   CHECK(slurp(f) == tsv);
 
-  const std::string g = (d / "phase.tsv").string();
-  const Run ph = run_icl("phase --x rho=0.1:1:4 --y kappa=0.25:2:3 --quiet --out " + g);
-  REQUIRE(ph.code == 0);
-  const std::string pt = slurp(g);
-  CHECK(count_lines(pt) == 1 + 12);
-  CHECK(pt.rfind("index\trho\tkappa\ttask_rich\tatom_mass", 0) == 0);
+  expect_tsv_output("phase --x rho=0.1:1:4 --y kappa=0.25:2:3 --quiet", d.file("phase.tsv"),
+                    "index\trho\tkappa\ttask_rich\tatom_mass", 12);
 }
 
 TEST_CASE("--out into a missing folder creates it before computing; progress in a log stays short") {
-  const fs::path root = scratch() / "missing_out";
-  fs::remove_all(root);
+  const Scratch scratch;
+  const fs::path root = scratch / "missing_out";
   // 400 points: on a terminal one line updated in place; into a file (here) a line at most
   // every 5 s per stage plus the last one, not 400 carriage returns.
   const Run r = run_icl("sweep --vary alpha=0.5:8:400 --out " + (root / "a" / "b" / "alpha.tsv").string());
@@ -172,13 +142,13 @@ TEST_CASE("--out into a missing folder creates it before computing; progress in 
   CHECK(fs::exists(root / "a" / "b" / "alpha.tsv.json"));
   CHECK(r.err.find('\r') == std::string::npos);
   CHECK(count_lines(r.err) <= 3);
-  CHECK(r.err.find("400/400") != std::string::npos);
+  CHECK(contains(r.err, "400/400"));
   // A folder that cannot be created is exit 2 at parse time, naming --out.
   fs::create_directories(root);
   { std::ofstream(root / "file") << "x"; }
   const Run bad = run_icl("solve --json --out " + (root / "file" / "sub" / "x.json").string());
   CHECK(bad.code == 2);
-  CHECK(bad.err.find("--out") != std::string::npos);
+  CHECK(contains(bad.err, "--out"));
   CHECK(count_lines(bad.err) == 1);
 }
 
@@ -199,6 +169,6 @@ TEST_CASE("icl simulate --sphere-queries --fixed-norm-tasks reach the simulator 
   CHECK(a.at("error").at("idg").at("mean") != b.at("error").at("idg").at("mean"));
   // The same flags on icl verify are accepted (its run is covered by test_verify).
   const Run help = run_icl("verify --help");
-  CHECK(help.out.find("--sphere-queries") != std::string::npos);
-  CHECK(help.out.find("--fixed-norm-tasks") != std::string::npos);
+  CHECK(contains(help.out, "--sphere-queries"));
+  CHECK(contains(help.out, "--fixed-norm-tasks"));
 }

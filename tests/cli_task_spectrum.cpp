@@ -8,34 +8,21 @@
 
 #include "cli_harness.hpp"
 
-using icl_test::expect_bad_input;
-using icl_test::run_icl;
-using icl_test::Run;
-
-namespace {
-
-bool has(const std::string& s, const std::string& needle) {
-  return s.find(needle) != std::string::npos;
-}
-
-}  // namespace
+using namespace icl_test;
 
 TEST_CASE("--rho next to a task spectrum that does not use it is exit 2 naming the conflict") {
   for (const char* spectrum : {"powerlaw:1:10", "0.5:0.5,1.5:0.5"}) {
     const Run r = expect_bad_input(std::string("solve --rho 0.5 --task-spectrum ") + spectrum,
                                    "invalid parameter rho: conflicts with the task spectrum");
-    CHECK(has(r.err, "complement:EPS"));
+    CHECK(contains(r.err, "complement:EPS"));
   }
   // The same spectrum without --rho is fine.
   CHECK(run_icl("solve --task-spectrum powerlaw:1:10").code == 0);
 }
 
 TEST_CASE("complement:EPS takes --rho as its fraction of strong directions") {
-  const Run a = run_icl("solve --json --task-spectrum complement:0.2 --rho 0.4");
-  const Run b = run_icl("solve --json --task-spectrum complement:0.2 --rho 0.8");
-  REQUIRE(a.code == 0);
-  REQUIRE(b.code == 0);
-  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  const auto ja = run_json("solve --json --task-spectrum complement:0.2 --rho 0.4");
+  const auto jb = run_json("solve --json --task-spectrum complement:0.2 --rho 0.8");
   // Strong eigenvalue a = 1/(rho + EPS (1 - rho)) on a fraction rho (docs/theory.md §12.1).
   const auto& spec = ja.at("params").at("task_spectrum");
   CHECK(spec.at(0).at(1).get<double>() == doctest::Approx(0.4).epsilon(1e-15));
@@ -49,11 +36,11 @@ TEST_CASE("icl solve's text header names the task spectrum in use instead of rho
   const Run spectrum = run_icl("solve --task-spectrum 0.5:0.5,1.5:0.5");
   REQUIRE(spectrum.code == 0);
   const std::string header = spectrum.out.substr(0, spectrum.out.find('\n'));
-  CHECK(has(header, "task spectrum 0.5:0.5,1.5:0.5"));
-  CHECK(!has(header, "rho"));
+  CHECK(contains(header, "task spectrum 0.5:0.5,1.5:0.5"));
+  CHECK(!contains(header, "rho"));
   const Run paper = run_icl("solve --rho 0.7");
   REQUIRE(paper.code == 0);
-  CHECK(has(paper.out.substr(0, paper.out.find('\n')), "rho 0.7"));
+  CHECK(contains(paper.out.substr(0, paper.out.find('\n')), "rho 0.7"));
 }
 
 TEST_CASE("varying rho under a task spectrum is exit 2 naming rho (sweep, phase, optimize)") {
@@ -64,8 +51,8 @@ TEST_CASE("varying rho under a task spectrum is exit 2 naming rho (sweep, phase,
     CAPTURE(args);
     const Run r = run_icl(args);
     CHECK(r.code == 2);
-    CHECK(has(r.err, "invalid parameter rho"));
-    CHECK(has(r.err, "task spectrum"));
+    CHECK(contains(r.err, "invalid parameter rho"));
+    CHECK(contains(r.err, "task spectrum"));
     CHECK(r.out.empty());
   }
 }

@@ -1,0 +1,22 @@
+# Fails when the GNU ld link map MAP shows an archive member of one of FORBIDDEN (comma-separated
+# file names, e.g. libicl_theory.a,libceres.a) included in the program: the linker pulls a member only when the program
+# needs one of its symbols, so none listed = the program needs no code of those libraries.
+if(NOT EXISTS "${MAP}")
+  message(FATAL_ERROR "no link map ${MAP} (build the program first)")
+endif()
+string(REPLACE "," ";" FORBIDDEN "${FORBIDDEN}")
+file(STRINGS "${MAP}" members REGEX "\\.a\\([^)]*\\)")
+set(found "")
+foreach(lib IN LISTS FORBIDDEN)
+  foreach(line IN LISTS members)
+    if(line MATCHES "(^|/)${lib}\\(([^)]*)\\)")
+      list(APPEND found "${lib}(${CMAKE_MATCH_2})")
+    endif()
+  endforeach()
+endforeach()
+if(found)
+  list(REMOVE_DUPLICATES found)
+  list(JOIN found "\n  " text)
+  message(FATAL_ERROR "${MAP}: the program links code it must not:\n  ${text}")
+endif()
+message(STATUS "${MAP}: no member of ${FORBIDDEN}")
