@@ -77,8 +77,8 @@ void BM_Single400Hard(benchmark::State& state) {
     }
 }
 
-// The extra outputs of a solve: the Bayes-optimal baselines (docs/theory.md §17, inside every
-// solve), the whole `icl solve --json` object, and one block of it (Python's Solution.error).
+// The extra outputs of a solve: the Bayes-optimal baselines (docs/errors_phases.md §17, inside
+// every solve), the whole `icl solve --json` object, and one block of it (Python's Solution.error).
 void BM_BayesOptimal(benchmark::State& state) {
   const Params p;
   for (auto _ : state) benchmark::DoNotOptimize(bayes_optimal(p).idg);
@@ -103,8 +103,8 @@ void BM_Phase100x100(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(phase_grid(Params{}, "rho", rhos, "kappa", kappas, po));
 }
 
-// The finite-D prediction at the paper's point (docs/theory.md §21): one saddle solve at the sizes
-// of D, the Jacobian of the map, and the linear response of every source (with quadratures of
+// The finite-D prediction at the paper's point (docs/finite_dim.md §21): one saddle solve at the
+// sizes of D, the Jacobian of the map, and the linear response of every source (with quadratures of
 // the context's quadratic forms).
 void BM_FiniteDim(benchmark::State& state) {
   FiniteDimOptions o;

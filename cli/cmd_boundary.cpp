@@ -1,9 +1,9 @@
 // icl boundary: for each value of one parameter (--y), the value of another (--x) where a
-// criterion on one quantity of the theory holds (theory/boundary.hpp, docs/theory.md §19): a level
-// crossing, the steepest point, or the minimizer. TSV (one header row, JSON sidecar with --out),
-// or with --json the layout of theory::to_json(BoundaryResult). A y with no such point in range
-// is a row with nan x and converged = 0 (the reason in the JSON message); exit 3 when a solve or
-// refinement failed at some y (after writing the output).
+// criterion on one quantity of the theory holds (theory/boundary.hpp, docs/errors_phases.md §19): a
+// level crossing, the steepest point, or the minimizer. TSV (one header row, JSON sidecar with
+// --out), or with --json the layout of theory::to_json(BoundaryResult). A y with no such point in
+// range is a row with nan x and converged = 0 (the reason in the JSON message); exit 3 when a solve
+// or refinement failed at some y (after writing the output).
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -55,7 +55,7 @@ void register_boundary(CLI::App& app) {
   cmd->footer("ERR: tm, idg, odg, a decomposition piece (tm_algo ... odg_struct), an order "
               "parameter (q m chi qbar chibar mbar m0 q0 qhat mhat chihat qbarhat chibarhat), z, e, "
               "bayes_idg, bayes_odg. A --y value with no such --x in range is a row with nan and "
-              "converged = 0 (the reason in the JSON message). docs/theory.md §19.");
+              "converged = 0 (the reason in the JSON message). docs/errors_phases.md §19.");
   opt->flags.add_to(*cmd);
   cmd->add_option("--x", opt->x, "NAME=START:STOP: the parameter searched and its range (log "
                                  "scale when START > 0)")->required();

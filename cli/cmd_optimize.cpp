@@ -1,5 +1,5 @@
 // icl optimize: the value of one parameter in a range that minimizes TM, IDG or ODG
-// (theory/optimize.hpp, docs/theory.md §18). One line of text, or with --json the layout of
+// (theory/optimize.hpp, docs/errors_phases.md §18). One line of text, or with --json the layout of
 // theory::to_json(OptimizeResult). Exit 3 when the minimization did not converge.
 #include <iostream>
 #include <memory>

@@ -1,6 +1,6 @@
 // icl simulate: the finite-D simulator at one point (mean and standard error over seeds), next
-// to the theory's decomposition and the distribution of predictions (docs/theory.md §13).
-// icl verify: theory vs simulation over a fixed grid with a 1/D extrapolation (docs/theory.md
+// to the theory's decomposition and the distribution of predictions (docs/simulation.md §13).
+// icl verify: theory vs simulation over a fixed grid with a 1/D extrapolation (docs/simulation.md
 // §14; exit 3 on failure). Both only parse flags, run the library experiment and print its
 // serializer's output (verify/lowrank/serialize.hpp).
 #include <cstdio>

@@ -1,6 +1,6 @@
 // icl solve: one theory solve, printing the three errors (and with --json everything, in the
 // layout of theory::to_json). With --finite-dim D also the finite-D prediction at dimension D
-// (docs/theory.md §21, theory/finite_dim.hpp): a "finite_dim" block in the JSON, a "finite D"
+// (docs/finite_dim.md §21, theory/finite_dim.hpp): a "finite_dim" block in the JSON, a "finite D"
 // section in the text. Bad parameters reach main() as icl::InvalidParams (exit 2).
 #include <cstdio>
 #include <iostream>

@@ -128,7 +128,7 @@ std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDS
     std::string flag = std::string("--") + info.name;
     std::replace(flag.begin(), flag.end(), '_', '-');
     const std::string help = std::string("finite-D source off (") + info.removes + "): " +
-                             info.help + scope + " (docs/theory.md §13.7)";
+                             info.help + scope + " (docs/simulation.md §13.7)";
     if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>) {
       options.push_back(app.add_flag(flag, field, help));
     } else {
@@ -147,7 +147,7 @@ void FiniteDimFlags::add_to(CLI::App& app, const std::string& other) {
   dim_option_ = app.add_option("--finite-dim", dim,
                                "also the finite-D prediction at token dimension D (the D -> "
                                "infinity theory at the sizes of D plus the O(1/D) term of each "
-                               "derived source, docs/theory.md §21)")
+                               "derived source, docs/finite_dim.md §21)")
                     ->type_name("D")
                     ->check(int_range(kMinDim, kMaxFiniteDim));
   const std::string scope =

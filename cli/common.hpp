@@ -15,7 +15,7 @@
 
 namespace icl::cli {
 
-// Exit codes (README.md, "Command line"): 0 ok, 2 bad input, 3 non-convergence / failed
+// Exit codes (docs/cli.md): 0 ok, 2 bad input, 3 non-convergence / failed
 // comparison; main() maps every exception to one of them.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
@@ -68,7 +68,7 @@ CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& w
 // figure); created when missing.
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what);
 
-// The finite-D switches (theory/finite_d_switches.hpp, docs/theory.md §13.7): one flag per
+// The finite-D switches (theory/finite_d_switches.hpp, docs/simulation.md §13.7): one flag per
 // switch of theory::visit_switches (--sphere-queries, --fixed-norm-tasks, --assignment
 // random|balanced, --gaussian-context), writing into `switches`; `scope` is appended to the
 // help (e.g. " in every simulation"). Returns the options, for "was it given".
@@ -76,7 +76,7 @@ std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDS
                                                  const std::string& scope = "");
 
 // --finite-dim D (2..kMaxFiniteDim) and the switches: the finite-D prediction of
-// docs/theory.md §21 (theory::solve_finite_dim) next to a theory result.
+// docs/finite_dim.md §21 (theory::solve_finite_dim) next to a theory result.
 inline constexpr int kMaxFiniteDim = 1000000;  // beyond, the corrections are below 1e-6 x slope
 struct FiniteDimFlags {
   int dim = 0;

@@ -1,7 +1,7 @@
-// The generalized Marchenko-Pastur law (docs/theory.md §12.2): support edges from the critical
-// points of the inverse map x(v), the density by a cancellation-free local root near each edge,
-// the Stieltjes transform and its derivatives on the real axis below the support (bracketed root
-// + Faa di Bruno) and off the axis (Newton with continuation in Im z).
+// The generalized Marchenko-Pastur law (docs/general_covariance.md §12.2): support edges from the
+// critical points of the inverse map x(v), the density by a cancellation-free local root near each
+// edge, the Stieltjes transform and its derivatives on the real axis below the support (bracketed
+// root + Faa di Bruno) and off the axis (Newton with continuation in Im z).
 #include "numerics/spectral_measure.hpp"
 
 #include <algorithm>

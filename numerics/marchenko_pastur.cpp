@@ -1,4 +1,4 @@
-// The Marchenko-Pastur law in closed form (docs/theory.md §6.1-§6.2): support edges, density,
+// The Marchenko-Pastur law in closed form (docs/spectral.md §6.1-§6.2): support edges, density,
 // atom, raw moments, and the Stieltjes transform with its derivatives by implicit
 // differentiation of its quadratic equation.
 #include "numerics/spectral_measure.hpp"

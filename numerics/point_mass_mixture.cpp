@@ -1,5 +1,5 @@
 // Point-mass mixtures: weight * base + extra atoms (e.g. the null directions of a low-rank
-// covariance, docs/theory.md §6.1). Every method forwards to the base measure and adds the atoms.
+// covariance, docs/spectral.md §6.1). Every method forwards to the base measure and adds the atoms.
 #include "numerics/spectral_measure.hpp"
 
 #include <algorithm>

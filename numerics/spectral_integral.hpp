@@ -32,15 +32,15 @@ Integral integrate(const SpectralMeasure& mu, const std::function<double(double)
                    const QuadratureOptions& options = {});
 
 // R_{k,j}(z) = \int x^k (x - z)^{-j} dmu(x) for real z below the measure; k, j >= 0
-// (docs/theory.md §6.3-§6.4).
+// (docs/spectral.md §6.3-§6.4).
 // With mu the spectrum of S: (1/D) tr S^k (S - z)^{-j}.
 double resolvent_moment_quadrature(const SpectralMeasure& mu, double z, int k, int j,
                                    const QuadratureOptions& options = {});
 // The same from the measure's exact Stieltjes derivatives and raw moments (x = (x - z) + z,
-// binomial expansion; docs/theory.md §6.5). Requires 0 <= k <= 3, 0 <= j <= 5.
+// binomial expansion; docs/spectral.md §6.5). Requires 0 <= k <= 3, 0 <= j <= 5.
 double resolvent_moment_exact(const SpectralMeasure& mu, double z, int k, int j);
 
-// All R_{k,j}(z), k = 0..3, j = 0..4, in one call (docs/theory.md §6.3): the replica saddle
+// All R_{k,j}(z), k = 0..3, j = 0..4, in one call (docs/spectral.md §6.3): the replica saddle
 // point needs j = 0..3 and their z-derivatives d/dz R_{k,j} = j R_{k,j+1}, hence j = 4.
 struct ResolventMoments {
   double z = 0.0;

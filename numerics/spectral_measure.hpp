@@ -1,7 +1,7 @@
 // Spectral measures: probability measures on [0, inf) made of a continuous part with
-// square-root edges on a union of intervals plus point masses (atoms) (docs/theory.md §6, §12.2).
-// One header for the base class and the three measures; one source file per measure:
-// spectral_measure.cpp (base class defaults), marchenko_pastur.cpp,
+// square-root edges on a union of intervals plus point masses (atoms) (docs/spectral.md §6,
+// docs/general_covariance.md §12.2). One header for the base class and the three measures; one
+// source file per measure: spectral_measure.cpp (base class defaults), marchenko_pastur.cpp,
 // generalized_marchenko_pastur.cpp, point_mass_mixture.cpp.
 //
 // Conventions: the Stieltjes transform is m(z) = \int dmu(x) / (x - z)  (so m(z) > 0 for real z

@@ -1,6 +1,7 @@
-// Data steps of the "beyond the papers" figures: the Bayes-optimal gap (docs/theory.md §17), the
-// optimal ridge per protocol (§18), the error against the train/test task overlap (§20) and the
-// finite-D prediction against simulations (§21).
+// Data steps of the "beyond the papers" figures: the Bayes-optimal gap (docs/errors_phases.md §17),
+// the optimal ridge per protocol (§18), the error against the train/test task overlap
+// (docs/general_covariance.md §20) and the finite-D prediction against simulations
+// (docs/finite_dim.md §21).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -65,7 +66,7 @@ FigureData fig_bayes_gap(const Settings& s, const numerics::Progress& progress) 
   DataTable t = sweep_table("bayes_gap", base, "alpha", alphas, out.failed_theory_points);
   t.meta = table_meta(s, 14, base, "theory");
   t.meta["theory"] = {{"method", "saddle"}, {"vary", "alpha"}, {"points", alphas.size()},
-                      {"baseline", "Bayes-optimal from the test prompt alone, docs/theory.md §17"}};
+                      {"baseline", "Bayes-optimal from the test prompt alone, docs/errors_phases.md §17"}};
   out.tables.push_back(std::move(t));
   report(progress, "bayes_gap theory", 1, 1);
   return out;
@@ -106,7 +107,7 @@ FigureData fig_optimal_ridge(const Settings& s, const numerics::Progress& progre
   t.meta = table_meta(s, 15, base, "theory");
   t.meta["theory"] = {{"method", "saddle"},
                       {"vary", "alpha"},
-                      {"optimize", "lambda in [1e-5, 100], scan + Brent (docs/theory.md §18)"}};
+                      {"optimize", "lambda in [1e-5, 100], scan + Brent (docs/errors_phases.md §18)"}};
   out.tables.push_back(std::move(t));
   return out;
 }
@@ -178,7 +179,7 @@ FigureData fig_test_overlap(const Settings& s, const numerics::Progress& progres
 // ---- figure 18: the finite-D prediction against simulations ------------------------------------
 
 FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress) {
-  // Two points of the verify grid (docs/theory.md §14.1): the paper's (1) and the task-poor
+  // Two points of the verify grid (docs/simulation.md §14.1): the paper's (1) and the task-poor
   // tau < 1 one (5), whose 1/D slopes are among the smallest and the largest of the grid; the
   // shifted test protocol of their grid entries is not plotted.
   const auto grid = verify::lowrank::verify_grid(false);
@@ -186,7 +187,7 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
   paper.test_overlap.reset();
   poor.test_overlap.reset();
   FigureData out;
-  // Dimensions at which every size of both points is an integer (docs/theory.md §13.1).
+  // Dimensions at which every size of both points is an integer (docs/simulation.md §13.1).
   const std::vector<int> sim_dims = s.quick ? std::vector<int>{10, 20} : std::vector<int>{20, 30, 40, 60};
   const std::vector<int> sim_seeds = s.quick ? std::vector<int>{8, 2} : std::vector<int>{256, 128, 64, 32};
   std::vector<int> curve_dims;
@@ -211,7 +212,7 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
     }
     th.meta = table_meta(s, 18, base, "theory");
     const Solution inf = theory::solve(base);
-    th.meta["theory"] = {{"finite_dim", "solve_finite_dim at each D (docs/theory.md §21)"},
+    th.meta["theory"] = {{"finite_dim", "solve_finite_dim at each D (docs/finite_dim.md §21)"},
                          {"limit_at_infinity", {{"tm", inf.error.tm}, {"idg", inf.error.idg},
                                                 {"odg", inf.error.odg}}}};
     out.tables.push_back(std::move(th));

@@ -1,7 +1,7 @@
 // Data step of figure 13 (beyond the papers): where the IDG transition sits at finite context
 // length. For several kappa, the steepest point of IDG along rho (theory/boundary.hpp,
-// docs/theory.md §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda = 0,
-// tau = 2.25), where the transition is the kink at rho = kappa as alpha -> infinity.
+// docs/errors_phases.md §19) against alpha, at the D -> infinity point of §10.2 (sigma = 0, lambda
+// = 0, tau = 2.25), where the transition is the kink at rho = kappa as alpha -> infinity.
 #include <string>
 #include <vector>
 
@@ -16,7 +16,7 @@ namespace icl::paperfigs {
 FigureData fig_transition_alpha(const Settings& s, const numerics::Progress& progress) {
   theory::Params base = decomposition_params();
   base.sigma = 0;
-  base.lambda = 0;  // tau = 2.25 > 1: the ridgeless saddle point is unique (docs/theory.md §10.4)
+  base.lambda = 0;  // tau = 2.25 > 1: the ridgeless saddle point is unique (docs/errors_phases.md §10.4)
   const std::vector<double> kappas = {0.3, 0.5, 0.7};
   theory::BoundaryOptions o;
   o.criterion = theory::Criterion::Steepest;
@@ -58,8 +58,8 @@ FigureData fig_transition_alpha(const Settings& s, const numerics::Progress& pro
   t.meta["boundary"] = {{"criterion", "steepest"}, {"quantity", "idg"}, {"x", "rho"},
                         {"range", {o.lo, o.hi}}, {"scale", "log"}, {"y", "alpha"},
                         {"scan_points", o.scan_points}, {"kappas", kappas}};
-  // The alpha -> infinity limit (docs/theory.md §10.2): IDG -> (1 - kappa/rho)(1 + kappa/(tau-1))
-  // for rho > kappa, whose slope in ln rho at rho = kappa+ is 1 + kappa/(tau - 1).
+  // The alpha -> infinity limit (docs/errors_phases.md §10.2): IDG -> (1 - kappa/rho)(1 +
+  // kappa/(tau-1)) for rho > kappa, whose slope in ln rho at rho = kappa+ is 1 + kappa/(tau - 1).
   t.meta["limit"] = {{"rho", "kappa"}, {"slope", "1 + kappa/(tau - 1)"}};
   t.meta["messages"] = messages;
   t.meta["failed_points"] = failed;

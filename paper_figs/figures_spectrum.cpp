@@ -1,5 +1,5 @@
 // Figure 6: the spectrum of the empirical task covariance S = W W^T / M0 against the
-// Marchenko-Pastur law with its atom (docs/theory.md §6.1, §10).
+// Marchenko-Pastur law with its atom (docs/spectral.md §6.1, docs/errors_phases.md §10).
 #include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>

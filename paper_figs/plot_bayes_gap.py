@@ -1,5 +1,5 @@
 """Figure 14 (beyond the papers): IDG / ODG of linear attention against the Bayes-optimal
-predictor from the test prompt alone (docs/theory.md §17), against the context length alpha."""
+predictor from the test prompt alone (docs/errors_phases.md §17), against the context length alpha."""
 import figlib as fl
 from figlib import np, plt
 

@@ -1,4 +1,4 @@
-"""Figure 18 (beyond the papers): the finite-D prediction of the errors (docs/theory.md §21)
+"""Figure 18 (beyond the papers): the finite-D prediction of the errors (docs/finite_dim.md §21)
 against simulations at each D, without extrapolation, next to the D -> infinity theory. Left: the
 paper's point; right: the task-poor tau < 1 point of the verify grid (the largest 1/D slope)."""
 import figlib as fl

@@ -1,5 +1,5 @@
 """Figure 15 (beyond the papers): the ridge lambda that minimizes TM, IDG and ODG
-(docs/theory.md §18) and the error it reaches against the ridgeless error, against alpha."""
+(docs/errors_phases.md §18) and the error it reaches against the ridgeless error, against alpha."""
 import figlib as fl
 from figlib import np, plt
 

@@ -1,5 +1,5 @@
 """Figure 16 (beyond the papers): the test error against the overlap C of the test tasks with
-the training subspace (docs/theory.md §20): C = 1 is IDG, C = rho is ODG, C = 0 is entirely off
+the training subspace (docs/general_covariance.md §20): C = 1 is IDG, C = rho is ODG, C = 0 is entirely off
 the learned structure. Theory line with its algo / mem / struct decomposition, simulation points
 (one trained model per seed, evaluated on every test law)."""
 import figlib as fl

@@ -1,10 +1,10 @@
 """Figure 13 (beyond the papers): where the IDG transition sits at finite context length.
 
 The steepest point rho* of IDG along rho (max of |d IDG / d ln rho|, `icl boundary --steepest
-idg`, docs/theory.md §19) against alpha for several kappa, at sigma = 0, lambda = 0, tau = 2.25:
+idg`, docs/errors_phases.md §19) against alpha for several kappa, at sigma = 0, lambda = 0, tau = 2.25:
 (a) rho* with the alpha -> infinity transition rho = kappa dashed; (b) the distance
 (rho* - kappa)/kappa on log-log axes; (c) the largest slope against its alpha -> infinity value
-1 + kappa/(tau - 1) (docs/theory.md §10.2)."""
+1 + kappa/(tau - 1) (docs/errors_phases.md §10.2)."""
 import numpy as np
 
 import figlib as fl

@@ -1,6 +1,6 @@
 // boundary: per value of one parameter, the value of another where a level is crossed, the slope
-// is steepest or the minimum sits (theory/boundary.hpp, docs/theory.md §19), returned as the dict
-// of theory::to_json(BoundaryResult).
+// is steepest or the minimum sits (theory/boundary.hpp, docs/errors_phases.md §19), returned as the
+// dict of theory::to_json(BoundaryResult).
 #include <pybind11/stl.h>
 
 #include <optional>
@@ -52,7 +52,7 @@ void bind_boundary(py::module_& m) {
       "For each value in `ys` of the parameter `y`, the value of the parameter `x` in\n"
       "range=(lo, hi) where `quantity` ('tm' | 'idg' | 'odg', a decomposition piece such as\n"
       "'idg_mem', an order parameter such as 'm0', 'z', 'e', 'bayes_idg', 'bayes_odg')\n"
-      "satisfies `criterion` (docs/theory.md §19):\n"
+      "satisfies `criterion` (docs/errors_phases.md §19):\n"
       "  'level'    quantity = level (coarse scan for sign changes, then TOMS 748; with several\n"
       "             crossings the one at the smallest x, 'candidates' = their number),\n"
       "  'steepest' |d quantity / d ln x| largest (d/dx when lo = 0); central differences of\n"

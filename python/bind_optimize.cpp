@@ -1,5 +1,5 @@
 // optimize: the parameter value that minimizes TM, IDG or ODG (theory/optimize.hpp,
-// docs/theory.md §18), returned as the dict of theory::to_json(OptimizeResult).
+// docs/errors_phases.md §18), returned as the dict of theory::to_json(OptimizeResult).
 #include <pybind11/stl.h>
 
 #include <optional>
@@ -42,7 +42,7 @@ void bind_optimize(py::module_& m) {
       "The value of `over` (a Params name: lambda, alpha, alpha_test, tau, gamma, kappa, rho,\n"
       "sigma, sigma_test) in range=(lo, hi) that minimizes `minimize` ('tm' | 'idg' | 'odg'),\n"
       "the other parameters as in `params`: a coarse scan of scan_points values (log-spaced\n"
-      "when lo > 0) then Brent on each local minimum of the scan (docs/theory.md §18).\n"
+      "when lo > 0) then Brent on each local minimum of the scan (docs/errors_phases.md §18).\n"
       "range=None: a default per parameter (lambda (1e-4, 10), rho (0.01, 1), sigma (0, 2),\n"
       "others (0.1, 20)). Returns the dict of `icl optimize --json`: objective, over, argmin,\n"
       "minimum, converged, status, message, evaluations, interior_minima, range, scale, params\n"

@@ -1,5 +1,6 @@
 // Params (theory/params.hpp, theory/param_input.hpp): the constructor, fields, pickling and repr;
-// the spectrum helpers and the phase functions (docs/theory.md §10, §12).
+// the spectrum helpers and the phase functions (docs/errors_phases.md §10,
+// docs/general_covariance.md §12).
 #include <pybind11/stl.h>
 
 #include <optional>
@@ -150,11 +151,11 @@ void bind_params(py::module_& m) {
            "decomposition figure: alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3).\n"
            "Beyond the paper: task_spectrum=[(eigenvalue, weight), ...] or its text form as the\n"
            "CLI's --task-spectrum ('powerlaw:EXP:LEVELS', 'complement:EPS' (which takes rho),\n"
-           "'t1:w1,t2:w2,...'): a general task covariance, docs/theory.md §12 (rho next to any\n"
+           "'t1:w1,t2:w2,...'): a general task covariance, docs/general_covariance.md §12 (rho next to any\n"
            "other spectrum raises InvalidParams naming rho; power_law_spectrum() and\n"
            "low_rank_plus_complement_spectrum() build atoms), test_overlap=C in [0, 1] (shifted\n"
            "test tasks with a fraction C of their energy in the training subspace) or\n"
-           "test_levels=[t'_k] (the test eigenvalue per task_spectrum level), docs/theory.md §20.\n"
+           "test_levels=[t'_k] (the test eigenvalue per task_spectrum level), docs/general_covariance.md §20.\n"
            "alpha_test=None (default) means the same as alpha. `lambda` may be passed as\n"
            "**{'lambda': x}; `gamma` (if given) sets tau = gamma * kappa, and giving both tau\n"
            "and gamma raises InvalidParams naming gamma.")
@@ -188,9 +189,9 @@ void bind_params(py::module_& m) {
           "[(eigenvalue, weight), ...]: a general task covariance (empty: the paper's rank-rho "
           "tasks)")
       .def_readwrite("test_overlap", &Params::test_overlap,
-                     "C in [0, 1] or None: shifted test tasks (docs/theory.md §20)")
+                     "C in [0, 1] or None: shifted test tasks (docs/general_covariance.md §20)")
       .def_readwrite("test_levels", &Params::test_levels,
-                     "test eigenvalue per task_spectrum level (docs/theory.md §20)")
+                     "test eigenvalue per task_spectrum level (docs/general_covariance.md §20)")
       .def_property(
           "gamma", &Params::gamma, [](Params& p, double g) { p.set("gamma", g); },
           "tau / kappa = N / (M0 D); setting it sets tau = gamma * kappa")

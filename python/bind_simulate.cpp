@@ -153,7 +153,7 @@ void bind_simulate(py::module_& m) {
         return out;
       },
       py::arg("dims"), py::arg("means"), py::arg("sems"),
-      "The finite-size extrapolation of `icl verify` (docs/theory.md §14): weighted least\n"
+      "The finite-size extrapolation of `icl verify` (docs/simulation.md §14): weighted least\n"
       "squares mean(D) = value + slope / D with weights 1/sem^2; se from the covariance,\n"
       "inflated by sqrt(chi2/dof) when chi2/dof > 1. Returns {value (D -> infinity), se,\n"
       "slope, slope_se, chi2, dof}.");

@@ -50,8 +50,8 @@ void set_values(const std::vector<double>& v, theory::OrderParams& o, theory::Er
   for (std::size_t i = 0; i < v.size(); ++i) *fields[i] = v[i];
 }
 
-// The shifted test protocol (docs/theory.md §20): None, or (overlap, levels, error, algo, mem,
-// struct).
+// The shifted test protocol (docs/general_covariance.md §20): None, or (overlap, levels, error,
+// algo, mem, struct).
 py::object shift_state(const std::optional<theory::TestShift>& t) {
   if (!t) return py::none();
   return py::make_tuple(t->overlap, t->levels, t->error, t->decomposition.algo,
@@ -137,7 +137,7 @@ void bind_solution(py::module_& m) {
       .def_property_readonly(
           "bayes_optimal", [](const Solution& s) { return solution_part(s, "bayes_optimal"); },
           "{idg, odg}: the Bayes-optimal errors from the test prompt alone, same convention as\n"
-          "`error` (docs/theory.md §17); with a shifted test protocol also shift")
+          "`error` (docs/errors_phases.md §17); with a shifted test protocol also shift")
       .def_property_readonly(
           "test_shift",
           [](const Solution& s) -> py::object {
@@ -145,7 +145,7 @@ void bind_solution(py::module_& m) {
             return solution_part(s, "test_shift");
           },
           "None, or the shifted test protocol (Params.test_overlap / test_levels,\n"
-          "docs/theory.md §20): {overlap, levels, error, decomposition: {algo, mem, struct}}")
+          "docs/general_covariance.md §20): {overlap, levels, error, decomposition: {algo, mem, struct}}")
       .def_property_readonly(
           "decomposition", [](const Solution& s) { return solution_part(s, "decomposition"); },
           "{tm|idg|odg: {algo, mem, struct}}; the three pieces sum to the error (letey: from\n"

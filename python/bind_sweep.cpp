@@ -191,7 +191,7 @@ void bind_sweep(py::module_& m) {
       },
       py::arg("params"), py::arg("dim"),
       "Internal (icl_theory.solve_finite_dim): the finite-D prediction at dimension `dim`\n"
-      "(theory::solve_finite_dim, docs/theory.md §21) as the dict of its one serializer.");
+      "(theory::solve_finite_dim, docs/finite_dim.md §21) as the dict of its one serializer.");
 
   const theory::PhaseOptions def{};
   m.def(

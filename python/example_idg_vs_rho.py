@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Errors vs task rank rho across the phase boundary rho = kappa (notebook-style example).
 
-The low-rank replica theory's phase-transition curve (docs/theory.md §10): with
+The low-rank replica theory's phase-transition curve (docs/errors_phases.md §10): with
 kappa = 0.5 (M0 = D/2 pretraining tasks), the empirical task covariance loses rank inside the
 task subspace once rho > kappa, and the in-distribution error IDG rises steeply there, more so
 for longer contexts. Theory curves (D -> infinity) from icl_theory.sweep, finite-D simulation
 points from icl_theory.simulate (skip them with --no-sim), saved as a PNG. At D = 40 with
 kappa = 0.5 there are only M0 = 20 tasks, so the points sit visibly above the curves (the O(1/D)
-finite-size bias of docs/theory.md §14; raise --dim to watch it shrink).
+finite-size bias of docs/simulation.md §14; raise --dim to watch it shrink).
 
 Run (after building the module into build-py/python):
     PYTHONPATH=build-py/python /usr/bin/python3 python/example_idg_vs_rho.py --out idg_vs_rho.png

@@ -2,8 +2,8 @@
 """Where the IDG transition sits at finite context length (notebook-style example).
 
 As alpha -> infinity (sigma = 0, lambda = 0, tau > 1) IDG has a kink at rho = kappa
-(docs/theory.md §10.2). At finite alpha the kink is smoothed; icl_theory.boundary finds, for each
-alpha, the steepest point rho* of IDG along rho (the largest |d IDG / d ln rho|, docs/theory.md
+(docs/errors_phases.md §10.2). At finite alpha the kink is smoothed; icl_theory.boundary finds, for each
+alpha, the steepest point rho* of IDG along rho (the largest |d IDG / d ln rho|, docs/errors_phases.md
 §19). The same data as figure 13 (`icl figs transition_alpha`), from Python, saved as a PNG.
 
 Run (after building the module into build/python):

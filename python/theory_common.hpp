@@ -33,7 +33,7 @@ py::dict table_to_arrays(const numerics::Table& table, const std::vector<std::st
 
 // Pickle states: plain tuples of the fields (exact doubles, so a round trip is bit for bit).
 // Params: the eight raw fields, the task spectrum as [(eigenvalue, weight), ...], test_overlap
-// (None when unset) and test_levels (docs/theory.md §20). Defined in bind_params.cpp.
+// (None when unset) and test_levels (docs/general_covariance.md §20). Defined in bind_params.cpp.
 py::tuple params_state(const theory::Params& p);
 theory::Params params_from_state(const py::tuple& t);
 

@@ -1,5 +1,5 @@
-// `icl boundary` (docs/theory.md §19): the JSON layout with null for a y without a point, the TSV
-// with one header row and its sidecar, and bad input (exit 2 naming the flag).
+// `icl boundary` (docs/errors_phases.md §19): the JSON layout with null for a y without a point,
+// the TSV with one header row and its sidecar, and bad input (exit 2 naming the flag).
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,4 +1,4 @@
-// `icl solve --finite-dim D` and `icl sweep --finite-dim D` (docs/theory.md §21): the finite-D
+// `icl solve --finite-dim D` and `icl sweep --finite-dim D` (docs/finite_dim.md §21): the finite-D
 // prediction in the JSON, the text and the sweep's TSV, and its bad inputs.
 #include <doctest/doctest.h>
 
@@ -148,7 +148,7 @@ TEST_CASE("icl solve/sweep --finite-dim bad input: exit 2 with one line naming t
 
 TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exit 3") {
   // sigma = 100: the label noise swamps the tasks and the saddle point's Jacobian at the
-  // D -> infinity root is singular to working precision, so the linearization (docs/theory.md
+  // D -> infinity root is singular to working precision, so the linearization (docs/finite_dim.md
   // §21.2) has no answer there; the limit itself converges (plain `icl solve` exits 0).
   REQUIRE(run_icl("solve --sigma 100").code == 0);
   const Run j = run_icl("solve --json --sigma 100 --finite-dim 10");

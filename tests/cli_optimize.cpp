@@ -1,4 +1,5 @@
-// `icl optimize` (docs/theory.md §18): the JSON layout, the one-line text, and bad input (exit 2).
+// `icl optimize` (docs/errors_phases.md §18): the JSON layout, the one-line text, and bad input
+// (exit 2).
 #include <doctest/doctest.h>
 
 #include <string>

@@ -153,7 +153,7 @@ TEST_CASE("--out into a missing folder creates it before computing; progress in 
 }
 
 TEST_CASE("icl simulate --sphere-queries --fixed-norm-tasks reach the simulator and its JSON") {
-  // docs/theory.md §13.7: the JSON records the switches ("finite_d_switches", all off by
+  // docs/simulation.md §13.7: the JSON records the switches ("finite_d_switches", all off by
   // default), and with the flags the errors differ from the default run at the same seed (the
   // data were rescaled).
   const Run off = run_icl("simulate --dim 8 --seeds 2 --no-theory --json --quiet");

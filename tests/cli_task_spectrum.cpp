@@ -23,7 +23,8 @@ TEST_CASE("--rho next to a task spectrum that does not use it is exit 2 naming t
 TEST_CASE("complement:EPS takes --rho as its fraction of strong directions") {
   const auto ja = run_json("solve --json --task-spectrum complement:0.2 --rho 0.4");
   const auto jb = run_json("solve --json --task-spectrum complement:0.2 --rho 0.8");
-  // Strong eigenvalue a = 1/(rho + EPS (1 - rho)) on a fraction rho (docs/theory.md §12.1).
+  // Strong eigenvalue a = 1/(rho + EPS (1 - rho)) on a fraction rho (docs/general_covariance.md
+  // §12.1).
   const auto& spec = ja.at("params").at("task_spectrum");
   CHECK(spec.at(0).at(1).get<double>() == doctest::Approx(0.4).epsilon(1e-15));
   CHECK(spec.at(0).at(0).get<double>() ==

@@ -61,7 +61,7 @@ TEST_CASE("PointMassMixture: low-rank spectrum (1-rho) delta_0 + rho MP(rho/kapp
   CHECK(mix.lower_edge() == 0.0);
   CHECK(rel(mix.raw_moment(1), 1.0) < 1e-15);  // tr S / D = 1
   for (double z : {-5.0, -0.3}) {
-    // closed form of g(z) = -(1 - rho)/z + rho^2 m_1(rho z) (docs/theory.md §6.2)
+    // closed form of g(z) = -(1 - rho)/z + rho^2 m_1(rho z) (docs/spectral.md §6.2)
     const double g = (kappa + rho - kappa * rho * z - 2 -
                       std::sqrt(std::pow(kappa * rho * z + rho - kappa, 2) - 4 * kappa * rho * rho * z)) /
                      (2 * z);

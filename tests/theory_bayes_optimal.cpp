@@ -1,5 +1,5 @@
-// The Bayes-optimal baselines (docs/theory.md §17) against a Monte Carlo of the exact posterior
-// mean at finite D, their limits, and their meaning (no predictor beats them).
+// The Bayes-optimal baselines (docs/errors_phases.md §17) against a Monte Carlo of the exact
+// posterior mean at finite D, their limits, and their meaning (no predictor beats them).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -142,7 +142,7 @@ TEST_CASE("Bayes-optimal errors: in the solve JSON, for general spectra and shif
 }
 
 TEST_CASE("Bayes-optimal errors: the effective-ridge equation reproduces the Marchenko-Pastur form") {
-  // Two routes to the low-rank and isotropic baselines (docs/theory.md §17.1 vs §17.3): the
+  // Two routes to the low-rank and isotropic baselines (docs/errors_phases.md §17.1 vs §17.3): the
   // Stieltjes transform of the MP law against the scalar root kappa (alpha_t - F(kappa)) = s2.
   for (double rho : {0.3, 0.9, 1.0}) {
     std::vector<icl::numerics::Atom> prior{{1.0 / rho, rho}};

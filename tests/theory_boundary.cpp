@@ -1,5 +1,5 @@
-// Phase boundaries in any plane (theory/boundary.hpp, docs/theory.md §19), each criterion checked
-// by an independent route: the level crossing and the steepest point against dense grids of
+// Phase boundaries in any plane (theory/boundary.hpp, docs/errors_phases.md §19), each criterion
+// checked by an independent route: the level crossing and the steepest point against dense grids of
 // independent solves, the steepest IDG point along rho against the D -> infinity transition
 // rho = kappa (§10.2), and the argmin against theory/optimize.hpp.
 #include <doctest/doctest.h>
@@ -60,7 +60,7 @@ double steepest_on_grid(const Grid& g) {
   return std::exp(g.t[best]);
 }
 
-// The D -> infinity point of docs/theory.md §10.2: alpha -> infinity, lambda = 0, tau > 1,
+// The D -> infinity point of docs/errors_phases.md §10.2: alpha -> infinity, lambda = 0, tau > 1,
 // sigma = 0, where IDG has a kink at rho = kappa.
 Params transition_point(double kappa) {
   return {.tau = 2.25, .kappa = kappa, .sigma = 0, .lambda = 0};
@@ -90,8 +90,8 @@ TEST_CASE("boundary level: the crossing matches a 2000-point grid of independent
 }
 
 TEST_CASE("boundary level: two crossings (ODG is not monotone in alpha), the first reported") {
-  // ODG against alpha falls then rises (docs/theory.md §18.2): a level between its minimum and
-  // both ends is crossed twice.
+  // ODG against alpha falls then rises (docs/errors_phases.md §18.2): a level between its minimum
+  // and both ends is crossed twice.
   BoundaryOptions o{.criterion = Criterion::Level, .quantity = "odg", .level = 0.7, .x = "alpha",
                    .lo = 0.5, .hi = 100, .y = "lambda", .ys = {0.0}};
   const BoundaryResult r = run(Params{}, o);
@@ -158,7 +158,7 @@ TEST_CASE("boundary steepest: the refined point matches the steepest point of a 
 }
 
 TEST_CASE("boundary steepest: at large alpha the steepest IDG point along rho approaches rho = kappa") {
-  // docs/theory.md §10.2: as alpha -> infinity (sigma = 0, lambda = 0, tau > 1) IDG -> 0 for
+  // docs/errors_phases.md §10.2: as alpha -> infinity (sigma = 0, lambda = 0, tau > 1) IDG -> 0 for
   // rho < kappa and (1 - kappa/rho)(1 + kappa/(tau - 1)) above, whose slope in ln rho is largest
   // at rho = kappa+, where it is 1 + kappa/(tau - 1). The finite-alpha steepest point must move
   // towards kappa and its slope towards that value as alpha grows.
@@ -193,7 +193,7 @@ TEST_CASE("boundary argmin: agrees with optimize at every y; a minimum at an end
     CHECK(p.x == opt.argmin);
     CHECK(p.value == opt.minimum);
   }
-  // TM decreases over the whole alpha range at the paper's point (docs/theory.md §18.2): its
+  // TM decreases over the whole alpha range at the paper's point (docs/errors_phases.md §18.2): its
   // minimum over [0.1, 100] is the upper end, which is not an interior minimum.
   const BoundaryOptions tm{.criterion = Criterion::Argmin, .quantity = "tm", .x = "alpha",
                            .lo = 0.1, .hi = 100, .y = "lambda", .ys = {0.0}};
@@ -261,7 +261,7 @@ TEST_CASE("the quantity table: every quantity by name, NaN without convergence")
   CHECK(value(s, "z") == s.z);
   CHECK(value(s, "bayes_idg") == s.bayes_optimal.idg);
   // Every quantity is finite at a converged point with a shifted test protocol (the shift
-  // quantities are NaN without one, docs/theory.md §20).
+  // quantities are NaN without one, docs/general_covariance.md §20).
   Params shifted;
   shifted.test_overlap = 0.3;
   const Solution t = solve(shifted);

@@ -1,4 +1,4 @@
-// The finite-D theory (docs/theory.md §21): its pieces checked in isolation, each against an
+// The finite-D theory (docs/finite_dim.md §21): its pieces checked in isolation, each against an
 // independent route (a closed form, a Monte Carlo of the random matrix it is about).
 #include <cmath>
 #include <random>
@@ -76,7 +76,7 @@ TEST_CASE("finite_dim_sizes_are_the_simulators_integers") {
 }
 
 TEST_CASE("finite_dim_test_context_is_q_over_alpha_test") {
-  // docs/theory.md §21.3: exact, (1/L_t) tr(Gamma C Gamma^T)/D with the limit's q_P.
+  // docs/finite_dim.md §21.3: exact, (1/L_t) tr(Gamma C Gamma^T)/D with the limit's q_P.
   Params p;
   p.alpha_test = 4;
   p.sigma_test = 0.2;
@@ -103,8 +103,8 @@ TEST_CASE("finite_dim_matrix_path_reproduces_the_saddle_map") {
 }
 
 TEST_CASE("finite_dim_query_norms_match_the_reduced_closed_form") {
-  // An independent route to the query-norm source at lambda = 0, tau > 1 (docs/theory.md §21.4):
-  // there z = -nu and mh = qh stay, Q = kappa qh solves 1 = tau E[a/(Q + a)] and
+  // An independent route to the query-norm source at lambda = 0, tau > 1 (docs/finite_dim.md
+  // §21.4): there z = -nu and mh = qh stay, Q = kappa qh solves 1 = tau E[a/(Q + a)] and
   //   e = tau E[a (sigma^2 + a E0)/(Q + a)^2] / (1 - tau E[a^2/(Q + a)^2]),
   // E0 = (tau - 1) e_inf - sigma^2; q, qbar, q0 move with e only. The law of a: two points
   // 1 +- sqrt(2/n) (variance 2/n) at n = 1e5, so D (E(n) - E(inf)) is the slope to ~1e-5.
@@ -143,9 +143,9 @@ TEST_CASE("finite_dim_query_norms_match_the_reduced_closed_form") {
 
 namespace {
 // Monte Carlo of the D -> infinity predictor Gamma = S (S + nu)^{-1} (tau -> infinity: no
-// memorization) on sampled pretraining tasks at dimension D: the errors of §13.5 without the
-// test-context term (1/L_t) |Gamma w|^2/D, per draw for fixed-norm tasks and, on the same
-// draws before normalization, Gaussian tasks. Means and s.e. of "fixed" and "gauss - fixed".
+// memorization) on sampled pretraining tasks at dimension D: the errors of docs/simulation.md §13.5
+// without the test-context term (1/L_t) |Gamma w|^2/D, per draw for fixed-norm tasks and, on the
+// same draws before normalization, Gaussian tasks. Means and s.e. of "fixed" and "gauss - fixed".
 struct McErrors {
   double fixed[3] = {0, 0, 0}, fixed_sem[3] = {0, 0, 0};
   double diff[3] = {0, 0, 0}, diff_sem[3] = {0, 0, 0};
@@ -201,7 +201,7 @@ McErrors algorithmic_errors_mc(const Params& p, int D, int draws, std::uint64_t 
 
 TEST_CASE("finite_dim_task_spectrum_sources_match_wishart_monte_carlo") {
   // At tau -> infinity only the spectrum of S carries finite-D effects of the tasks
-  // (docs/theory.md §21.5): task_sampling is the bias of fixed-norm tasks, task_norms the
+  // (docs/finite_dim.md §21.5): task_sampling is the bias of fixed-norm tasks, task_norms the
   // difference Gaussian - fixed norm (paired: the same draws). Checked against sampled task sets
   // at D = 40 (2000 draws): within 4 s.e. plus 0.02 for the O(1/D^2) curvature (the same
   // comparison at D = 30 and 60 moves by less than 0.005).

@@ -1,5 +1,6 @@
 // The replica solution against an independent theory (Letey/Lu deterministic equivalent,
-// docs/theory.md §11) and against limits derived by hand (§5.3, §10).
+// docs/errors_phases.md §11) and against limits derived by hand (docs/model.md §5.3,
+// docs/errors_phases.md §10).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -63,9 +64,9 @@ TEST_CASE("small-lambda replica approaches the Letey/Lu ridgeless branch below t
 }
 
 TEST_CASE("Letey/Lu: the decomposition comes from the ridgeless limit and sums to the errors") {
-  // docs/theory.md §11.3: the order parameters, TM and the decomposition of Method::Letey are the
-  // lambda -> 0+ limit of the reduced solution; IDG and ODG are Letey/Lu's formula. Both sides
-  // of tau = 1.
+  // docs/errors_phases.md §11.3: the order parameters, TM and the decomposition of Method::Letey
+  // are the lambda -> 0+ limit of the reduced solution; IDG and ODG are Letey/Lu's formula. Both
+  // sides of tau = 1.
   for (double tau : {0.6, 2.25}) {
     const Params p{.alpha = 2, .alpha_test = -1, .tau = tau, .kappa = 1.5, .rho = 0.9,
                    .sigma = 0.3, .sigma_test = 0, .lambda = 0};
@@ -96,7 +97,7 @@ TEST_CASE("rho = 1 (isotropic tasks): IDG = ODG and m0 = mbar") {
 }
 
 TEST_CASE("kappa, tau -> infinity: Bayes shrinkage onto the subspace") {
-  // The oracle of docs/theory.md §5.3.
+  // The oracle of docs/model.md §5.3.
   // Gamma -> c P_A, c = 1/(1 + rho nu): IDG -> sigma^2 + rho nu/(1 + rho nu),
   // ODG -> sigma^2 + (1 - rho) + rho [(1 - c)^2 + nu c^2]  (sigma_t = sigma, alpha_t = alpha).
   for (double rho : {0.2, 0.6, 1.0}) {
@@ -120,7 +121,7 @@ TEST_CASE("kappa, tau -> infinity: Bayes shrinkage onto the subspace") {
 }
 
 TEST_CASE("alpha -> infinity limits at lambda = 0") {
-  // docs/theory.md §10.2.
+  // docs/errors_phases.md §10.2.
   const double tau = 2.0, sigma = 0.3;
   for (double rho : {0.3, 0.9}) {
     const double kappa = 0.6, k = std::min(rho, kappa);
@@ -141,7 +142,7 @@ TEST_CASE("alpha -> infinity limits at lambda = 0") {
 }
 
 TEST_CASE("phase transition at rho = kappa, sigma = 0, alpha -> infinity") {
-  // docs/theory.md §10.1-§10.2.
+  // docs/errors_phases.md §10.1-§10.2.
   const double kappa = 0.5, tau = 2.25, alpha = 1e7;
   for (double rho : {0.2, 0.4, 0.6, 0.9}) {
     const Params p{.alpha = alpha, .alpha_test = -1, .tau = tau, .kappa = kappa, .rho = rho,

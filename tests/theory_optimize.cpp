@@ -1,4 +1,4 @@
-// Optimal hyperparameters (theory/optimize.hpp, docs/theory.md §18), checked independently
+// Optimal hyperparameters (theory/optimize.hpp, docs/errors_phases.md §18), checked independently
 // against a dense brute-force grid with a local parabola through the three lowest neighbours.
 #include <doctest/doctest.h>
 
@@ -164,7 +164,7 @@ TEST_CASE("validate() names the field") {
   below.tau = 0.5;
   CHECK(field_of({.over = "lambda", .lo = 0, .hi = 1}, below) == "lambda");
   CHECK_THROWS_AS(objective_from_string("bayes"), icl::InvalidParams);
-  // 'shift' needs a shifted test protocol (docs/theory.md §20).
+  // 'shift' needs a shifted test protocol (docs/general_covariance.md §20).
   CHECK(field_of({.objective = Objective::Shift, .over = "lambda", .lo = 0.1, .hi = 1}) ==
         "objective");
   Params shifted;

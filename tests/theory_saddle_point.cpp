@@ -1,5 +1,5 @@
 // The full saddle point (Ceres + GSL quadrature over the Marchenko-Pastur measure) against the
-// scalar reduction with closed-form spectral functions (docs/theory.md §4-§5).
+// scalar reduction with closed-form spectral functions (docs/model.md §4-§5).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -60,7 +60,7 @@ TEST_CASE("saddle point with quadrature matches the reduced closed form to 1e-9"
 
 TEST_CASE("saddle point reached from the authors' all-ones start") {
   // The same fixed point from a start far from the reduced solution (Ceres from all ones; the
-  // damped iteration of docs/theory.md §4.4 is its fallback).
+  // damped iteration of docs/model.md §4.4 is its fallback).
   for (const Params& p : grid()) {
     OrderParams ones;
     ones.q = ones.m = ones.chi = ones.qbar = ones.chibar = 1;
@@ -111,7 +111,7 @@ TEST_CASE("decomposition sums to the total error to rounding") {
 }
 
 TEST_CASE("decomposition at the paper's decomposition-figure point (3 digits)") {
-  // docs/theory.md §8.2 lists, for alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3,
+  // docs/errors_phases.md §8.2 lists, for alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3,
   // lambda 0: TM = 0.266 + 0.148 + 0.136; IDG = 0.395 + 0.158 + 0.207; ODG = 0.472 + 0.147 +
   // 0.249 (algo + mem + struct), from an independent derivation.
   const Solution s = solve(Params{});

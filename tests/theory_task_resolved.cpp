@@ -1,4 +1,4 @@
-// The task-resolved deterministic equivalent (docs/theory.md §21.6): an independent formulation
+// The task-resolved deterministic equivalent (docs/finite_dim.md §21.6): an independent formulation
 // of the low-rank theory, task by task; with every task alike it must be the saddle point.
 #include <cmath>
 
@@ -50,7 +50,7 @@ TEST_CASE("task_resolved_unequal_tasks_move_the_errors_and_bad_laws_are_refused"
   const TaskResolvedResult equal = solve_task_resolved(p, s);
   const TaskResolvedResult spread = solve_task_resolved(p, s, DiscreteLaw{{0.8, 1.2}, {0.5, 0.5}});
   REQUIRE(spread.converged());
-  CHECK(spread.error.idg > equal.error.idg);  // heterogeneous norms cost (docs/theory.md §21.7)
+  CHECK(spread.error.idg > equal.error.idg);  // heterogeneous norms cost (docs/finite_dim.md §21.7)
   CHECK_THROWS_AS(solve_task_resolved(p, s, DiscreteLaw{{1.0}, {0.5}}), icl::InvalidParams);
   CHECK_THROWS_AS(solve_task_resolved(p, s, DiscreteLaw{{-1.0, 3.0}, {0.5, 0.5}}),
                   icl::InvalidParams);

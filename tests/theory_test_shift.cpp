@@ -1,5 +1,5 @@
-// The shifted test protocol (docs/theory.md §20): test tasks whose covariance shares the
-// eigenbasis of the training one with other eigenvalues. Checked by its limits (C = 1 is IDG,
+// The shifted test protocol (docs/general_covariance.md §20): test tasks whose covariance shares
+// the eigenbasis of the training one with other eigenvalues. Checked by its limits (C = 1 is IDG,
 // C = rho is ODG), by two independent routes (the in-subspace Marchenko-Pastur algebra against
 // the generalized MP engine with the deterministic equivalent; the replica solution against the
 // Letey/Lu formula), and by the rules every result follows (decomposition sums, NaN when not
@@ -73,7 +73,7 @@ TEST_CASE("test overlap: C = 1 is IDG and C = rho is ODG, error and decompositio
   }
 }
 
-TEST_CASE("test overlap: the error is the linear interpolation through IDG and ODG (docs §20.1)") {
+TEST_CASE("test overlap: the error is the linear interpolation through IDG and ODG (docs/general_covariance.md §20.1)") {
   // error(C) = IDG + (1 - C)/(1 - rho) (ODG - IDG): the formula of the docs, checked against
   // the implementation (which goes through the traces U_{k,j}) at C = 0, 0.3, 0.75.
   for (const Params& p : points()) {
@@ -93,9 +93,10 @@ TEST_CASE("test overlap: the error is the linear interpolation through IDG and O
 TEST_CASE("test overlap: the general-spectrum engine with test_levels reproduces the low-rank route") {
   // Second route: the paper's tasks given as the explicit spectrum {(1/rho, rho), (0, 1-rho)}
   // go through the generalized Marchenko-Pastur law and the deterministic equivalent
-  // (docs §12.3) with the test eigenvalues {C/rho, (1-C)/(1-rho)} in the numerator, instead of
-  // the in-subspace MP moments combined exactly (docs §20.2). Both solvers converge to 1e-10;
-  // the spectral functions agree to ~1e-12 (docs §12.4), so 1e-8 leaves room for the solve.
+  // (docs/general_covariance.md §12.3) with the test eigenvalues {C/rho, (1-C)/(1-rho)} in the
+  // numerator, instead of the in-subspace MP moments combined exactly (docs/general_covariance.md
+  // §20.2). Both solvers converge to 1e-10; the spectral functions agree to ~1e-12
+  // (docs/general_covariance.md §12.4), so 1e-8 leaves room for the solve.
   for (const Method method : {Method::Saddle, Method::Reduced}) {
     for (const Params& base : points()) {
       for (double c : {0.0, 0.4, 1.0}) {
@@ -116,8 +117,9 @@ TEST_CASE("test overlap: the general-spectrum engine with test_levels reproduces
 
 TEST_CASE("test levels: the replica solution agrees with the Letey/Lu formula for arbitrary spectra") {
   // The Letey/Lu deterministic equivalent takes any test covariance in the training
-  // eigenbasis (docs §11.1, §20.3) and is written independently of the replica code; at
-  // lambda = 0, tau > 1 the two theories coincide (docs §12.4: 1e-10 for IDG/ODG).
+  // eigenbasis (docs/errors_phases.md §11.1, docs/general_covariance.md §20.3) and is written
+  // independently of the replica code; at lambda = 0, tau > 1 the two theories coincide
+  // (docs/general_covariance.md §12.4: 1e-10 for IDG/ODG).
   struct Case {
     std::vector<icl::numerics::Atom> spectrum;
     std::vector<double> levels;

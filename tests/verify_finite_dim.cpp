@@ -1,4 +1,4 @@
-// The finite-D predictions in the verify report (docs/theory.md §14.5): one row per simulated D
+// The finite-D predictions in the verify report (docs/simulation.md §14.5): one row per simulated D
 // and compared quantity, the prediction being solve_finite_dim at that D with the simulation's
 // switches, the z-scores as stated, and "not available" on the ridgeless branch.
 #include <doctest/doctest.h>
@@ -76,7 +76,8 @@ void check_rows(const PointResult& r, const VerifyOptions& o,
       CHECK(row.mean == cmp.dims[k].mean);
       CHECK(row.sem == cmp.dims[k].sem);
       REQUIRE(row.sem > 0);
-      // z-scores as stated (docs/theory.md §14.5); one rounding of a subtraction and a division.
+      // z-scores as stated (docs/simulation.md §14.5); one rounding of a subtraction and a
+      // division.
       CHECK(row.z == doctest::Approx((row.mean - row.prediction) / row.sem).epsilon(1e-14));
       CHECK(row.z_limit == doctest::Approx((row.mean - row.limit) / row.sem).epsilon(1e-14));
       CHECK(row.z_limit == cmp.dims[k].z);
@@ -184,7 +185,7 @@ TEST_CASE("verify at a general task covariance lists the omitted spectrum source
 }
 
 TEST_CASE("verify finite-D prediction agrees with the simulation at D = 30 and 40 where the limit does not") {
-  // docs/theory.md §21.7: at the paper's point the prediction explains about 93-95% of the 1/D
+  // docs/finite_dim.md §21.7: at the paper's point the prediction explains about 93-95% of the 1/D
   // bias; the stated tolerance is 3 s.e. + 1% of the prediction (the omitted task directions in
   // the channel and the O(1/D^2) rest). The D -> infinity theory misses by 5-8% there, so the
   // same rule applied to it must fail: the check can tell the two apart. About 2 s.
@@ -210,7 +211,7 @@ TEST_CASE("verify finite-D prediction agrees with the simulation at D = 30 and 4
 }
 
 TEST_CASE("verify each switched-off finite-D source moves the simulation by its predicted slope") {
-  // docs/theory.md §21.7: a switch rescales draws that are made anyway, so the same seeds with
+  // docs/finite_dim.md §21.7: a switch rescales draws that are made anyway, so the same seeds with
   // and without it are paired; D x (default - switched) per seed estimates the slope of the
   // sources the switch removes. Tolerance: 4 s.e. of the paired mean plus 15% of the prediction
   // (the O(1/D^2) rest at D = 30, and the query-norm slope measured 10% above its prediction).

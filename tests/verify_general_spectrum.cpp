@@ -108,7 +108,8 @@ TEST_CASE("general spectrum: IDG error and m0, q0 are averages over w ~ N(0, Sig
   CHECK(get("order.q0") ==
         doctest::Approx((G * d.Sigma * G.transpose()).trace() / D).epsilon(1e-12));
   CHECK(get("error.idg") == doctest::Approx(exact_error(G, d.Sigma, d.n.Lt, 0.0)).epsilon(1e-12));
-  // The IDG error in terms of m0, q0, qbar (docs/theory.md §7, exact at finite D with tr Sigma = D).
+  // The IDG error in terms of m0, q0, qbar (docs/errors_phases.md §7, exact at finite D with tr
+  // Sigma = D).
   const double Lt = d.n.Lt;
   CHECK(get("error.idg") ==
         doctest::Approx(1.0 - 2 * get("order.m0") + get("order.q0") +

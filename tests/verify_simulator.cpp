@@ -28,7 +28,7 @@ Params base_params() {
 double max_abs(const MatrixXd& a) { return a.cwiseAbs().maxCoeff(); }
 }  // namespace
 
-TEST_CASE("sizes follow the rounding conventions of docs/theory.md §13") {
+TEST_CASE("sizes follow the rounding conventions of docs/simulation.md §13") {
   Params p = base_params();
   const Sizes n = sizes(p, 60);
   CHECK(n.D == 60);
@@ -358,7 +358,7 @@ TEST_CASE("a progress function that throws cancels the remaining seeds of a simu
   }
 }
 
-// docs/theory.md §13.7: the finite-D switches rescale the usual Gaussian draws and draw nothing
+// docs/simulation.md §13.7: the finite-D switches rescale the usual Gaussian draws and draw nothing
 // else, so with a switch on the data are the default data rescaled, and with both off they are
 // the default data bit for bit.
 TEST_CASE("finite-D switches off are bit-identical to the default data and results") {
@@ -423,10 +423,10 @@ TEST_CASE("finite-D switches on fix the query and task norms exactly") {
 TEST_CASE("finite-D switches keep the D -> infinity theory: simulation near it at moderate D") {
   // The paper's point (grid point 1). With any switch the simulation must stay within
   // 3 s.e. + (3/D) |theory| of the D -> infinity theory. 3/D is the relative finite-size bias
-  // of the default simulator (docs/theory.md §14.3); a switch only removes part of it (the
-  // measured relative 1/D slopes with switches at this point are 1.3-2.4, README "Finite-D
-  // sources"), while a switch that changed the limit (a wrong query or task scale, |x|^2 or
-  // |w|^2/D != 1 on average) would move the errors by O(1).
+  // of the default simulator (docs/simulation.md §14.3); a switch only removes part of it (the
+  // measured relative 1/D slopes with switches at this point are 1.3-2.4, docs/verification.md,
+  // "Finite-D sources"), while a switch that changed the limit (a wrong query or task scale, |x|^2
+  // or |w|^2/D != 1 on average) would move the errors by O(1).
   const Params p = verify_grid(true).front().params;
   for (int k = 0; k < 3; ++k) {
     SimOptions o;

@@ -32,8 +32,8 @@ TEST_CASE("weighted 1/D extrapolation recovers a + b/D and its standard error") 
 
 // Paper point (alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3, lambda 0), D = 16..32.
 // Tolerance for each quantity at fixed D: 4 standard errors (statistical) plus an O(1/D)
-// allowance 3|theory|/D: docs/theory.md §14.4 puts D = 60 simulations 1-5% away from theory, i.e.
-// a finite-size bias coefficient of at most 0.05 * 60 = 3 in relative units; the test fails if
+// allowance 3|theory|/D: docs/simulation.md §14.4 puts D = 60 simulations 1-5% away from theory,
+// i.e. a finite-size bias coefficient of at most 0.05 * 60 = 3 in relative units; the test fails if
 // the simulation is off by more than that scaling or beyond its statistical error. The 1/D
 // extrapolation must land within 3 se + 3% of the theory (the O(1/D^2) curvature left in a
 // linear fit over D = 16..32 is of the order of the squared relative bias, (3/16)^2 ~ 3%).

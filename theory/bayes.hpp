@@ -1,5 +1,5 @@
-// Bayes-optimal baselines (docs/theory.md §17): the smallest test error any predictor can reach
-// from the test prompt alone (L_t = alpha_test D pairs with label noise sigma_test), when the
+// Bayes-optimal baselines (docs/errors_phases.md §17): the smallest test error any predictor can
+// reach from the test prompt alone (L_t = alpha_test D pairs with label noise sigma_test), when the
 // task prior is known, in the limit D -> infinity. Same error convention as Solution::error
 // (the query label's noise sigma_test^2 included).
 //
@@ -10,10 +10,11 @@
 // sigma_t = 0 it is max(0, 1 - alpha_test / rho), the fraction of the r directions the L_t
 // examples leave undetermined. The isotropic prior w ~ N(0, I_D) (ODG) is the same with rho = 1.
 //
-// A general Gaussian prior N(0, Sigma) with spectrum {(t_k, w_k)} (docs/theory.md §17.3): the
-// posterior mean's error is sigma_t^2 + kappa sum_k w_k t_k / (t_k + kappa), where the effective
-// ridge kappa >= 0 solves kappa (alpha_test - sum_k w_k t_k / (t_k + kappa)) = sigma_t^2. This
-// gives IDG for a general task_spectrum and the shifted protocol's baseline (prior C_test, §20).
+// A general Gaussian prior N(0, Sigma) with spectrum {(t_k, w_k)} (docs/errors_phases.md §17.3):
+// the posterior mean's error is sigma_t^2 + kappa sum_k w_k t_k / (t_k + kappa), where the
+// effective ridge kappa >= 0 solves kappa (alpha_test - sum_k w_k t_k / (t_k + kappa)) = sigma_t^2.
+// This gives IDG for a general task_spectrum and the shifted protocol's baseline (prior C_test,
+// docs/general_covariance.md §20).
 #pragma once
 #include <limits>
 #include <vector>

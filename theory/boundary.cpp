@@ -1,5 +1,5 @@
 // Phase boundaries in any plane: per y, a coarse scan along x (theory::sweep) then a bracketed
-// refinement (docs/theory.md §19).
+// refinement (docs/errors_phases.md §19).
 #include "theory/boundary.hpp"
 
 #include <algorithm>
@@ -29,7 +29,7 @@ std::string fmt(double v) { return numerics::format_significant(v); }
 constexpr std::pair<Criterion, const char*> kCriterionNames[] = {
     {Criterion::Level, "level"}, {Criterion::Steepest, "steepest"}, {Criterion::Argmin, "argmin"}};
 
-// The search coordinate t: ln x on a log scale, x on a linear one (docs/theory.md §19.1).
+// The search coordinate t: ln x on a log scale, x on a linear one (docs/errors_phases.md §19.1).
 struct Axis {
   std::string name;
   double lo = 0, hi = 0;

@@ -1,4 +1,4 @@
-// Phase boundaries in any plane (docs/theory.md §19): for each value y of one parameter, the
+// Phase boundaries in any plane (docs/errors_phases.md §19): for each value y of one parameter, the
 // value x of another parameter, in a range [lo, hi], where a criterion on one quantity of the
 // replica theory holds, the other parameters fixed:
 //   Level     quantity(x) = level        (a bracketed root: coarse scan for sign changes, then

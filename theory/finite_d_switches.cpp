@@ -72,7 +72,7 @@ std::string to_text(const FiniteDSwitches& s) {
     if constexpr (!std::is_same_v<std::decay_t<decltype(field)>, bool>)
       line += std::string(" ") + to_string(field);
   });
-  return line.empty() ? line : line + " (docs/theory.md §13.7)\n";
+  return line.empty() ? line : line + " (docs/simulation.md §13.7)\n";
 }
 
 }  // namespace icl::theory

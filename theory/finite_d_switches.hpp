@@ -1,8 +1,8 @@
-// The finite-D switches (docs/theory.md §13.7, §21.1): each removes one finite-D source, with
-// the same name and meaning for the simulator (which draws data without it, keeping the
-// D -> infinity limit) and for the finite-D theory (which predicts that source as 0). One type,
-// held whole by the simulation, verify, sweep and finite-D options; every front end adds its
-// flags or keyword arguments from visit_switches(), so that a new source is one field here, one
+// The finite-D switches (docs/simulation.md §13.7, docs/finite_dim.md §21.1): each removes one
+// finite-D source, with the same name and meaning for the simulator (which draws data without it,
+// keeping the D -> infinity limit) and for the finite-D theory (which predicts that source as 0).
+// One type, held whole by the simulation, verify, sweep and finite-D options; every front end adds
+// its flags or keyword arguments from visit_switches(), so that a new source is one field here, one
 // line in visit_switches() and its physics.
 #pragma once
 #include <string>
@@ -72,7 +72,7 @@ nlohmann::ordered_json to_json(const FiniteDSwitches& s);
 // The inverse of to_json (missing keys keep their defaults); InvalidParams naming a bad key.
 FiniteDSwitches finite_d_switches_from_json(const nlohmann::json& j);
 // "" when none is on, else "finite-D sources off: sphere_queries, assignment balanced
-// (docs/theory.md §13.7)\n".
+// (docs/simulation.md §13.7)\n".
 std::string to_text(const FiniteDSwitches& s);
 
 }  // namespace icl::theory

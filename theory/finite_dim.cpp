@@ -1,13 +1,14 @@
-// The finite-D theory of docs/theory.md §21: the D -> infinity saddle point at the integer sizes
-// of dimension D, plus the O(1/D) term of each derived source by linear response of the
+// The finite-D theory of docs/finite_dim.md §21: the D -> infinity saddle point at the integer
+// sizes of dimension D, plus the O(1/D) term of each derived source by linear response of the
 // saddle point.
 //
-// The perturbed map is x = Phi_h(x), h = 1/D: its order-parameter half is that of §4.2 with the
-// spectral values R, T shifted by h * (their 1/D bias) (§21.5), its conjugate half is the
-// square-loss channel averaged over the per-sample scalars (query norm, context scale and noise
-// level) to first order in their O(1/D) covariance (§21.4). At h = 0 it is the map of §4.2 (a
-// test checks this). The slope of a source is dx/dh = -J^{-1} dF/dh at the D -> infinity root,
-// pushed through the observables of §7 (plus the exact test-context term of §21.3).
+// The perturbed map is x = Phi_h(x), h = 1/D: its order-parameter half is that of docs/model.md
+// §4.2 with the spectral values R, T shifted by h * (their 1/D bias) (docs/finite_dim.md §21.5),
+// its conjugate half is the square-loss channel averaged over the per-sample scalars (query norm,
+// context scale and noise level) to first order in their O(1/D) covariance (§21.4). At h = 0 it is
+// the map of docs/model.md §4.2 (a test checks this). The slope of a source is dx/dh = -J^{-1}
+// dF/dh at the D -> infinity root, pushed through the observables of docs/errors_phases.md §7 (plus
+// the exact test-context term of docs/finite_dim.md §21.3).
 #include "theory/finite_dim.hpp"
 
 #include <cmath>
@@ -63,7 +64,7 @@ std::optional<FiniteDimOptions> finite_dim_request(std::optional<int> dim,
 Params at_dimension(const Params& p, int dim) {
   if (dim < 2) throw InvalidParams("dim", "must be >= 2 (got " + std::to_string(dim) + ")");
   p.validate();
-  // The simulator's integer sizes (docs/theory.md §13.1), each at least 1.
+  // The simulator's integer sizes (docs/simulation.md §13.1), each at least 1.
   const double D = dim;
   auto size = [](double x) { return std::max(1.0, std::round(x)); };
   Params s = p;
@@ -84,15 +85,15 @@ using Mat = Eigen::Matrix<double, kN, kN>;
 double z_at(const Params& p, const Vec& x) { return -(p.lambda + x[QBARH]) / x[QH]; }
 
 // 1/D biases of the spectral values, per unit h = 1/D: dR_{k,j}/dh and dT_{k,j}/dh for j <= 2
-// (docs/theory.md §21.5). Zero for the channel sources.
+// (docs/finite_dim.md §21.5). Zero for the channel sources.
 struct SpectralBias {
   double R[4][3] = {};
   double T[4][3] = {};
 };
 
-// The channel's per-sample scalars (docs/theory.md §21.4): the query norm a = |x|^2, the context
-// estimate's scale along its task (1 + eta) and its noise level b. xi holds their deviations
-// from the D -> infinity values (1, 0, 1).
+// The channel's per-sample scalars (docs/finite_dim.md §21.4): the query norm a = |x|^2, the
+// context estimate's scale along its task (1 + eta) and its noise level b. xi holds their
+// deviations from the D -> infinity values (1, 0, 1).
 constexpr int kScalars = 3;
 enum Scalar { A_NORM, ETA, B_NOISE };
 using ScalarVec = Eigen::Matrix<double, kScalars, 1>;
@@ -105,14 +106,14 @@ struct ChannelLaw {
   double weight_shift = 0;
 };
 
-// A matrix commuting with S, for low-rank tasks (docs/theory.md §21.4): on span(A) a function
+// A matrix commuting with S, for low-rank tasks (docs/finite_dim.md §21.4): on span(A) a function
 // of the eigenvalue s of S, on the complement (where S = 0) one number.
 struct MatFun {
   std::function<double(double)> on_A = [](double) { return 0.0; };
   double off_A = 0;
 };
 
-// Corrections, per unit h = 1/D, to the three matrices of the Gamma equation (docs/theory.md
+// Corrections, per unit h = 1/D, to the three matrices of the Gamma equation (docs/finite_dim.md
 // §21.4): the Hessian H = qh (S - z) (+ lambda), the linear term L = mh S, the noise covariance
 // M = chih S + chibarh; their D -> infinity forms are multiples of S and I, the corrections are
 // not (they carry Sigma and the resolvent of S).
@@ -128,17 +129,17 @@ struct Source {
   ChannelLaw law;
   bool test_context = false;
   MatrixCorrection matrix;
-  // Task sources (docs/theory.md §21.6): the task-resolved theory with task norms / relative
+  // Task sources (docs/finite_dim.md §21.6): the task-resolved theory with task norms / relative
   // sequence counts of these variances (per unit 1/D); computed apart from the map.
   double norm_variance = 0, count_variance = 0;
 };
 
-// The square-loss channel of one training sample (docs/theory.md §21.4), with the S weight
+// The square-loss channel of one training sample (docs/finite_dim.md §21.4), with the S weight
 // c1 = (1 + eta)^2 + shift:
 //   Delta = 1 + a (c1 chi + nu b chibar),  E = sigma^2 + a (1 - 2 (1 + eta) m + c1 q + nu b qbar),
 //   qh = K a c1 / Delta, mh = K a (1 + eta) / Delta, qbarh = K a nu b / Delta,
 //   chih = K a c1 E / Delta^2, chibarh = K a nu b E / Delta^2.
-// With xi = 0 and shift = 0 these are the conjugates of §4.2 at the root.
+// With xi = 0 and shift = 0 these are the conjugates of docs/model.md §4.2 at the root.
 void channel(const Params& p, const Vec& x, const ScalarVec& xi, double shift, double out[5]) {
   const double K = p.tau / p.kappa;
   const double nu = p.nu();
@@ -195,12 +196,13 @@ class PerturbedMap {
   }
 
   // The order parameters of the Gamma equation with matrix corrections h * c (low-rank tasks;
-  // docs/theory.md §21.4): Gbar = L H^{-1}, the noise's second moment M H^{-2} / kappa, and
+  // docs/finite_dim.md §21.4): Gbar = L H^{-1}, the noise's second moment M H^{-2} / kappa, and
   //   m = tr(Gbar S)/D, q = tr((Gbar^2 + N) S)/D, qbar = tr(Gbar^2 + N)/D,
   //   chi = tr(S H^{-1})/(kappa D), chibar = tr(H^{-1})/(kappa D),
   //   mbar = tr(Gbar)/D, m0 = tr(Sigma Gbar)/D, q0 = tr(Sigma (Gbar^2 + N))/D,
   // each trace rho * (integral over the spectrum of S on span(A)) + (1 - rho) * (value at S = 0).
-  // With c = 0 these are the formulas of §4.2 and §4.2's observables (a test checks it).
+  // With c = 0 these are the formulas of docs/model.md §4.2 and §4.2's observables (a test checks
+  // it).
   OrderParams matrix_order(const Vec& x, const MatrixCorrection& c, double h) const {
     const double z = z_at(p_, x), k = p_.kappa, rho = p_.rho;
     const double qh = x[QH], mh = x[MH], chih = x[CHIH], chibarh = x[CHIBARH];
@@ -259,7 +261,7 @@ class PerturbedMap {
     const double z = z_at(p_, x);
     if (!(x[QH] > 0) || !std::isfinite(z) || z >= model_.lower_edge()) return false;
     if (s.matrix.active) {
-      // docs/theory.md §7 with the order parameters of matrix_order.
+      // docs/errors_phases.md §7 with the order parameters of matrix_order.
       o = matrix_order(x, s.matrix, h);
       err = errors_from(p_, o);
     } else {
@@ -268,7 +270,7 @@ class PerturbedMap {
       o = sol.order;
     }
     if (s.test_context) {
-      // docs/theory.md §21.3: (1/L_t) tr(Gamma C Gamma^T)/D = q_P / (alpha_t D).
+      // docs/finite_dim.md §21.3: (1/L_t) tr(Gamma C Gamma^T)/D = q_P / (alpha_t D).
       const double at = p_.effective_alpha_test();
       err.tm += h * o.q / at;
       err.idg += h * o.q0 / at;
@@ -282,7 +284,7 @@ class PerturbedMap {
   const SpectralModel& model_;
 };
 
-// --- Spectral biases of S for low-rank tasks (docs/theory.md §21.5) -----------------------
+// --- Spectral biases of S for low-rank tasks (docs/finite_dim.md §21.5) -----------------------
 // In span(A), S = T / rho with T = V V^T / M0 an r x M0 Wishart matrix (y = r/M0). The
 // deterministic equivalent: T01(z) = (1/D) tr Sigma (S - z)^{-1} = 1/P with
 //   P = -z + phi(delta)/rho,  delta = 1/(kappa P),  phi(delta) = E_w[w / (1 + w delta)],
@@ -367,7 +369,7 @@ FiniteDimResult failed(FiniteDimResult r) {
   return r;
 }
 
-// The per-unit-h terms of every source (docs/theory.md §21.3-§21.5) at the D -> infinity root
+// The per-unit-h terms of every source (docs/finite_dim.md §21.3-§21.5) at the D -> infinity root
 // x0 (z0 its spectral argument), in the order of finite_dim_source_names(); a source switched
 // off (sw) stays zero.
 class SourceTerms {
@@ -403,7 +405,7 @@ class SourceTerms {
     throw std::logic_error("finite_dim: no source " + name);
   }
 
-  // context_mean and context_scalars (docs/theory.md §21.4).
+  // context_mean and context_scalars (docs/finite_dim.md §21.4).
   void context_terms() {
     const double alpha = q_.alpha, s2 = 1 + q_.sigma * q_.sigma;
     source("context_mean").law.weight_shift = 1 / alpha;  // E[s s^T] = (1 + 1/L) w w^T + nu I
@@ -415,7 +417,7 @@ class SourceTerms {
     cs.law.weight_shift = -2 / alpha;
   }
 
-  // context_quadratic_forms (docs/theory.md §21.4): the context noise n ~ N(0, nu I) enters
+  // context_quadratic_forms (docs/finite_dim.md §21.4): the context noise n ~ N(0, nu I) enters
   // Delta = 1 + s^T G s/D and the residual through quadratic forms; Stein's lemma gives the
   // matrix terms, the variance and covariance of the forms the scalar ones:
   //   D Var(Delta) = 4 nu tr(S G^2)/D + 2 nu^2 tr(G^2)/D,
@@ -423,8 +425,8 @@ class SourceTerms {
   void quadratic_forms() {
     const Vec& x0 = x0_;
     const double z0 = z0_, rho = q_.rho, kappa = q_.kappa, nu = q_.nu(), K = q_.tau / q_.kappa;
-    // Commuting functions of S at the root (docs/theory.md §8.1, §21.4): the response
-    // G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
+    // Commuting functions of S at the root (docs/errors_phases.md §8.1, docs/finite_dim.md §21.4):
+    // the response G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
     const double qh2 = x0[QH] * x0[QH], kq = kappa * x0[QH], ratio = x0[MH] / x0[QH];
     const double cA = x0[MH] * x0[MH] / qh2, cB = x0[CHIH] / (kappa * qh2),
                  cC = x0[CHIBARH] / (kappa * qh2);
@@ -466,7 +468,7 @@ class SourceTerms {
   std::vector<Source> sources_;
 };
 
-// The linear response of the saddle point to one source (docs/theory.md §21.2), per unit
+// The linear response of the saddle point to one source (docs/finite_dim.md §21.2), per unit
 // h = 1/D: dx/dh = -J^{-1} dF/dh pushed through the observables, or the task-resolved theory
 // for the task laws (§21.6).
 class Response {

@@ -1,4 +1,4 @@
-// A finite-D theory (docs/theory.md §21): the prediction of the errors at token dimension D,
+// A finite-D theory (docs/finite_dim.md §21): the prediction of the errors at token dimension D,
 // as the D -> infinity saddle point at the integer sizes of dimension D plus the O(1/D)
 // corrections of each finite-D source that has been derived, each obtained by linearizing the
 // saddle point (§21.2) around its D -> infinity root. Nothing here is fitted to simulations.
@@ -14,7 +14,7 @@
 
 namespace icl::theory {
 
-// The sources (docs/theory.md §21.1), in the order of FiniteDimResult::sources.
+// The sources (docs/finite_dim.md §21.1), in the order of FiniteDimResult::sources.
 //   test_context    the w w^T / L_t term of the test context's covariance (exact, §21.3)
 //   context_mean    the same rank-one term in the training context's covariance (§21.4)
 //   context_scalars the fluctuations of the training context estimate's scale along w and of
@@ -33,7 +33,7 @@ const std::vector<std::string>& finite_dim_source_names();
 
 struct FiniteDimOptions {
   int dim = 60;  // token dimension D >= 2
-  // The simulator's switches (docs/theory.md §13.7): a source they remove is predicted as 0.
+  // The simulator's switches (docs/simulation.md §13.7): a source they remove is predicted as 0.
   FiniteDSwitches switches;
   SolveOptions solve;  // for the D -> infinity solve at the sized parameters
   // Throws InvalidParams naming the field (dim < 2).
@@ -51,7 +51,7 @@ struct FiniteDimSource {
 
 struct FiniteDimResult {
   FiniteDimOptions options;  // as given to solve_finite_dim (dimension, switches)
-  // The parameters at the integer sizes of dimension D (docs/theory.md §13.1): rho = r/D,
+  // The parameters at the integer sizes of dimension D (docs/simulation.md §13.1): rho = r/D,
   // kappa = M0/D, tau = N/D^2, alpha = L/D, alpha_test = L_t/D.
   Params sized;
   Solution limit;  // the D -> infinity solution at `sized`
@@ -63,7 +63,7 @@ struct FiniteDimResult {
   OrderParams order;  // q, m, qbar, mbar, m0, q0 corrected; the rest as in `limit`
   Errors slope;       // sum of the sources' slopes
   std::vector<FiniteDimSource> sources;
-  // Finite-D effects not derived (docs/theory.md §21.6), by name: listed, never estimated.
+  // Finite-D effects not derived (docs/finite_dim.md §21.6), by name: listed, never estimated.
   std::vector<std::string> omitted;
   bool converged() const { return status == numerics::Status::Converged; }
 };
@@ -79,7 +79,7 @@ std::optional<FiniteDimOptions> finite_dim_request(std::optional<int> dim,
                                                    const std::string& elsewhere = "");
 
 // The parameters at dimension D: each ratio replaced by its rounded integer size over D, with the
-// simulator's rounding (docs/theory.md §13.1). A task_spectrum is kept as it is.
+// simulator's rounding (docs/simulation.md §13.1). A task_spectrum is kept as it is.
 Params at_dimension(const Params& p, int dim);
 
 // Validates p and options (InvalidParams naming the field). The linearization needs the saddle
@@ -89,7 +89,7 @@ Params at_dimension(const Params& p, int dim);
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
 
 namespace detail {
-// Test hook (docs/theory.md §21.4): the largest difference between the order parameters of the
+// Test hook (docs/finite_dim.md §21.4): the largest difference between the order parameters of the
 // matrix path (integrals over the spectrum of S on span(A)) without corrections and those of the
 // saddle-point map (resolvent moments) at the D -> infinity root of p (low-rank tasks).
 double matrix_path_gap(const Params& p);

@@ -1,4 +1,5 @@
-// Solvers of the low-rank replica theory (docs/theory.md §4-§11).
+// Solvers of the low-rank replica theory (docs/model.md §4-§5, docs/spectral.md §6,
+// docs/errors_phases.md §7-§11).
 //
 // Notation: x = (q, m, chi, qbar, chibar, qh, mh, chih, qbarh, chibarh) are the ten unknowns of
 // the replica-symmetric saddle point; R_{k,j} = (1/D) tr S^k (S - z)^{-j} and
@@ -38,7 +39,7 @@ const char* to_string(Regime r) { return numerics::name_of(r, kRegimeNames); }
 
 Regime regime(const Params& p) {
   p.validate();
-  // rank S inside span(A) is min(r, M0): full when rho < kappa (docs/theory.md §10.1).
+  // rank S inside span(A) is min(r, M0): full when rho < kappa (docs/errors_phases.md §10.1).
   const double rank = p.structural_rank();  // rho for the paper's low-rank tasks
   const double tol = 1e-12 * std::max(rank, p.kappa);
   if (std::abs(rank - p.kappa) <= tol) return Regime::Boundary;
@@ -79,7 +80,7 @@ SpectralInputs inputs_from(const SpectralValues& v) {
           2 * R(3, 3), 2 * R(2, 3), 2 * R(1, 3), 2 * R(0, 3), R(2, 2), R(1, 2), R(0, 2)};
 }
 
-// Residual F(x) = x - Phi(x) of the map Phi (docs/theory.md §4.2-§4.3), written once for doubles
+// Residual F(x) = x - Phi(x) of the map Phi (docs/model.md §4.2-§4.3), written once for doubles
 // and for Jets (the Jacobian is exact: the spectral values enter as Jets carrying dR/dz * dz/dx).
 template <typename T>
 void saddle_residual(const Params& p, const T* x, const T spec[7], T* F) {
@@ -92,7 +93,7 @@ void saddle_residual(const Params& p, const T* x, const T spec[7], T* F) {
 double z_of(const Params& p, double qh, double qbarh) { return -(p.lambda + qbarh) / qh; }
 
 // Observables (errors, decomposition, m0, q0, mbar) from the order parameters and the spectral
-// values at z (docs/theory.md §7, §8). Gamma's second moments carry the coefficients
+// values at z (docs/errors_phases.md §7, §8). Gamma's second moments carry the coefficients
 //   A = mh^2/qh^2 (algorithmic part), B = chih/(kappa qh^2) (memorization),
 //   C = chibarh/(kappa qh^2) (structural);
 // the decomposition splits q (TM), q0 (IDG), qbar (ODG) and the test-context term v qbar into
@@ -127,19 +128,21 @@ void fill_observables(const Params& p, const SpectralModel& model, const Spectra
   s.decomposition.idg = protocol(o.m0, k.A * Tm(2, 2), k.B * Tm(1, 2), k.C * Tm(0, 2));
   s.decomposition.odg = protocol(o.mbar, k.A * R(2, 2), k.B * R(1, 2), k.C * R(0, 2));
   if (p.has_test_shift()) {
-    // The shifted protocol (docs/theory.md §20): the IDG formulas with the test covariance C in
-    // place of Sigma, m_C = (mh/qh) U_{1,1}, q_C = A U_{2,2} + B U_{1,2} + C U_{0,2}.
+    // The shifted protocol (docs/general_covariance.md §20): the IDG formulas with the test
+    // covariance C in place of Sigma, m_C = (mh/qh) U_{1,1}, q_C = A U_{2,2} + B U_{1,2} + C
+    // U_{0,2}.
     TestShift t;
     t.overlap = p.test_overlap.value_or(std::numeric_limits<double>::quiet_NaN());
     t.levels = p.test_eigenvalues();
     const auto U = model.test_weighted(v, t.levels);
     const double m_C = k.ratio * U(1, 1);
     t.decomposition = protocol(m_C, k.A * U(2, 2), k.B * U(1, 2), k.C * U(0, 2));
-    // = sigma_t^2 + 1 - 2 m_C + q_C + v qbar (docs/theory.md §20.1), summed by `protocol`.
+    // = sigma_t^2 + 1 - 2 m_C + q_C + v qbar (docs/general_covariance.md §20.1), summed by
+    // `protocol`.
     t.error = t.decomposition.total();
     s.test_shift = t;
   }
-  // Errors from the order parameters themselves (docs/theory.md §7).
+  // Errors from the order parameters themselves (docs/errors_phases.md §7).
   s.error = errors_from(p, o);
   s.z = v.z;
   s.nu = p.nu();
@@ -147,7 +150,7 @@ void fill_observables(const Params& p, const SpectralModel& model, const Spectra
   s.regime = regime(p);
 }
 
-// The scalar reduction (docs/theory.md §5.1). xi = lambda / qh solves
+// The scalar reduction (docs/model.md §5.1). xi = lambda / qh solves
 //   Phi(xi) = tau - 1 + xi g(-xi - nu) - kappa lambda / xi = 0,
 // increasing in xi (from -inf to tau), so the root is unique; lambda = 0, tau > 1 gives xi = 0.
 double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method) {
@@ -168,7 +171,7 @@ double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method
   return numerics::bracketed_root(phi, guess / 2, guess * 2, opt).x;
 }
 
-// The reduced solution at xi = lambda/qh (docs/theory.md §5.1): with mh = qh the spectral
+// The reduced solution at xi = lambda/qh (docs/model.md §5.1): with mh = qh the spectral
 // argument is z = -xi - nu and Gamma's coefficients are A = 1, B = e, C = e nu with
 //   e = (s2 - 2m + a + nu b) / (tau - B),  B = b + 2 nu c_ + nu^2 g'.
 // Everything here is finite also in the ridgeless limit lambda -> 0+ at fixed xi (tau < 1),
@@ -242,7 +245,7 @@ void set_values(Solution& s, const LastIterate& v) {
   }
 }
 
-// The saddle point as a residual system for Ceres with the exact Jacobian (docs/theory.md
+// The saddle point as a residual system for Ceres with the exact Jacobian (docs/model.md
 // §4.3-§4.4). Residual i is (x_i - Phi_i(x)) / scale_i: with scale_i = max(1, |x_i|) at the
 // start, the tolerance on |F| is relative for order parameters that are large (chi ~ 1/qh
 // diverges as lambda -> 0+ below tau = 1) and absolute for the others.
@@ -295,7 +298,7 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
   return sys;
 }
 
-// The authors' damped iteration of the map Phi (docs/theory.md §4.4): the fallback start when
+// The authors' damped iteration of the map Phi (docs/model.md §4.4): the fallback start when
 // Ceres fails from the reduced solution, and an independent route to the same fixed point.
 numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& model,
                                        MomentMethod method, const Eigen::VectorXd& x0) {
@@ -382,9 +385,9 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   return s;
 }
 
-// Letey/Lu deterministic equivalent, ridgeless (docs/theory.md §11.1). Written from its formulas
-// with the population spectrum of the train covariance C_tr = (1/rho) P_A, independently of the
-// replica code above (only g(-nu) and g'(-nu) of S are shared).
+// Letey/Lu deterministic equivalent, ridgeless (docs/errors_phases.md §11.1). Written from its
+// formulas with the population spectrum of the train covariance C_tr = (1/rho) P_A, independently
+// of the replica code above (only g(-nu) and g'(-nu) of S are shared).
 Solution solve_letey(const Params& p) {
   p.validate();
   if (p.tau == 1)
@@ -418,7 +421,7 @@ Solution solve_letey(const Params& p) {
   const double at = p.effective_alpha_test();
   // The test error for a test covariance C_te sharing the eigenbasis of C_tr, given by its
   // eigenvalue on each population level: t (IDG), 1 (ODG) or Params::test_eigenvalues() (the
-  // shifted protocol of docs/theory.md §20).
+  // shifted protocol of docs/general_covariance.md §20).
   auto error = [&](const std::vector<double>& c_te) {
     double trF = 0, trF2 = 0, trC = 0;
     for (std::size_t k = 0; k < pop.size(); ++k) {
@@ -441,10 +444,11 @@ Solution solve_letey(const Params& p) {
   s.error.idg = error(c_idg);
   s.error.odg = error(c_odg);
   // TM (and the order parameters and decomposition) are not part of the Letey/Lu formula. They
-  // come from the ridgeless limit of the reduced replica solution at the same xi (docs/theory.md
-  // §11.3: xi = lambda/qh fixed as lambda -> 0+; checked in the tests against replica solutions
-  // at small lambda). Conjugates vanish in that limit (qh -> 0 when tau < 1) and the
-  // responses chi, chibar diverge; they are left at 0 and not reported by the CLI for Letey.
+  // come from the ridgeless limit of the reduced replica solution at the same xi
+  // (docs/errors_phases.md §11.3: xi = lambda/qh fixed as lambda -> 0+; checked in the tests
+  // against replica solutions at small lambda). Conjugates vanish in that limit (qh -> 0 when tau <
+  // 1) and the responses chi, chibar diverge; they are left at 0 and not reported by the CLI for
+  // Letey.
   Params ridgeless = p;
   ridgeless.lambda = 0;
   const Solution r = reduced_observables(ridgeless, model, MomentMethod::Exact, xi);

@@ -1,6 +1,6 @@
 // The replica theory of linear attention trained on low-rank regression tasks: the saddle point
-// (docs/theory.md §4), the scalar reduction with closed forms (§5), the Letey/Lu deterministic
-// equivalent (§11), test errors (§7), their decomposition (§8), phases (§10).
+// (docs/model.md §4), the scalar reduction with closed forms (§5), the Letey/Lu deterministic
+// equivalent (docs/errors_phases.md §11), test errors (§7), their decomposition (§8), phases (§10).
 #pragma once
 #include <optional>
 #include <string>
@@ -20,8 +20,8 @@ struct SpectralValues;
 
 enum class Method {
   Saddle,   // full 10-unknown replica saddle point, Ceres + GSL quadrature (default)
-  Reduced,  // the scalar reduction of docs/theory.md §5 (closed-form spectral functions)
-  Letey     // Letey/Lu deterministic equivalent (docs/theory.md §11), ridgeless lambda -> 0+
+  Reduced,  // the scalar reduction of docs/model.md §5 (closed-form spectral functions)
+  Letey     // Letey/Lu deterministic equivalent (docs/errors_phases.md §11), ridgeless lambda -> 0+
 };
 const char* to_string(Method m);
 Method method_from_string(const std::string& s);  // "saddle" | "reduced" | "letey"
@@ -29,7 +29,7 @@ Method method_from_string(const std::string& s);  // "saddle" | "reduced" | "let
 enum class Regime { TaskRich, TaskPoor, Boundary };  // rho < kappa, rho > kappa, rho == kappa
 const char* to_string(Regime r);                     // "task-rich" | "task-poor" | "boundary"
 
-// Order parameters (docs/theory.md §3) and the conjugates of the saddle point (§4.1).
+// Order parameters (docs/model.md §3) and the conjugates of the saddle point (§4.1).
 struct OrderParams {
   double q = 0, m = 0, chi = 0, qbar = 0, chibar = 0;  // training-task overlaps, responses
   double mbar = 0, m0 = 0, q0 = 0;                     // trace and in-subspace overlaps
@@ -40,7 +40,7 @@ struct Errors {
   double tm = 0, idg = 0, odg = 0;
 };
 
-// algo + mem + structural = total (docs/theory.md §8).
+// algo + mem + structural = total (docs/errors_phases.md §8).
 struct Components {
   double algo = 0, mem = 0, structural = 0;
   double total() const { return algo + mem + structural; }
@@ -49,8 +49,8 @@ struct Decomposition {
   Components tm, idg, odg;
 };
 
-// The shifted test protocol (Params::test_overlap / test_levels, docs/theory.md §20): fresh
-// tasks whose covariance shares the eigenbasis of the training one with other eigenvalues.
+// The shifted test protocol (Params::test_overlap / test_levels, docs/general_covariance.md §20):
+// fresh tasks whose covariance shares the eigenbasis of the training one with other eigenvalues.
 struct TestShift {
   double overlap = 0;          // Params::test_overlap, NaN when given by test_levels
   std::vector<double> levels;  // the test eigenvalue per population level (Params::test_eigenvalues)
@@ -81,14 +81,15 @@ struct Solution {
   // otherwise (then the solver's last iterate, if it produced one, is in last_iterate).
   OrderParams order;
   Errors error;
-  // Letey: filled from the ridgeless limit of the reduced solution, as TM (docs/theory.md §11.3).
+  // Letey: filled from the ridgeless limit of the reduced solution, as TM (docs/errors_phases.md
+  // §11.3).
   Decomposition decomposition;
   double z = 0;   // spectral argument; -z = lambda/qhat + nu is the effective ridge on S
   double e = 0;   // E_train / tau = chihat / (kappa qhat^2): weight of the memorization noise
   double nu = 0;  // (1 + sigma^2) / alpha
   Regime regime = Regime::TaskRich;
-  // The Bayes-optimal IDG/ODG errors from the test prompt alone (docs/theory.md §17): a closed
-  // form that depends on p only, filled by every method whatever the status.
+  // The Bayes-optimal IDG/ODG errors from the test prompt alone (docs/errors_phases.md §17): a
+  // closed form that depends on p only, filled by every method whatever the status.
   BayesOptimal bayes_optimal;
   // Present when p.has_test_shift(): the shifted protocol's error and decomposition (NaN when
   // not converged, like every value above).
@@ -121,18 +122,19 @@ OrderParams order_from_vector(const Eigen::VectorXd& x);
 // (quadrature, bracketing) is status NumericalFailure with the message, not an exception.
 Solution solve(const Params& p, const SolveOptions& options = {});
 
-// The test errors of docs/theory.md §7 from the order parameters m, q, qbar, m0, q0, mbar:
+// The test errors of docs/errors_phases.md §7 from the order parameters m, q, qbar, m0, q0, mbar:
 // E_P = sigma_t^2 + 1 - 2 m_P + q_P + v qbar, v = (1 + sigma_t^2)/alpha_test.
 Errors errors_from(const Params& p, const OrderParams& o);
 
-// The observables of docs/theory.md §7-§8 (and §20) at order parameters o (q, m, qbar and the
-// conjugates are used) and spectral values v = model.at(z): mbar, m0, q0, the errors, the
-// decomposition, z, e and the shifted protocol. The last step of every method, exposed for the
-// finite-D linear response (§21). An evaluation, not a solve: the status is left as is.
+// The observables of docs/errors_phases.md §7-§8 (and docs/general_covariance.md §20) at order
+// parameters o (q, m, qbar and the conjugates are used) and spectral values v = model.at(z): mbar,
+// m0, q0, the errors, the decomposition, z, e and the shifted protocol. The last step of every
+// method, exposed for the finite-D linear response (docs/finite_dim.md §21). An evaluation, not a
+// solve: the status is left as is.
 Solution observables_at(const Params& p, const SpectralModel& model, const SpectralValues& v,
                         const OrderParams& o);
 
-// Phase structure (docs/theory.md §10).
+// Phase structure (docs/errors_phases.md §10).
 Regime regime(const Params& p);
 double critical_rho(const Params& p);  // rho_c = kappa; inside (0, 1] only when kappa <= 1
 bool has_transition(const Params& p);   // kappa < 1: the boundary rho = kappa is reachable

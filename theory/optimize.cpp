@@ -1,4 +1,4 @@
-// Optimal hyperparameters: coarse scan + Brent refinement (docs/theory.md §18).
+// Optimal hyperparameters: coarse scan + Brent refinement (docs/errors_phases.md §18).
 #include "theory/optimize.hpp"
 
 #include <algorithm>
@@ -63,7 +63,7 @@ OptimizeResult run(const Params& base, const OptimizeOptions& options, const Qua
     validate_for(p, options.solve.method);
     if (options.objective == Objective::Shift && !p.has_test_shift())
       throw InvalidParams("objective", "'shift' minimizes the shifted test protocol's error: "
-                                       "set test_overlap or test_levels (docs/theory.md §20)");
+                                       "set test_overlap or test_levels (docs/general_covariance.md §20)");
   }
   const int n = options.scan_points;
   const std::vector<double> xs =

@@ -1,4 +1,4 @@
-// Optimal hyperparameters (docs/theory.md §18): the value of one parameter (lambda, alpha,
+// Optimal hyperparameters (docs/errors_phases.md §18): the value of one parameter (lambda, alpha,
 // alpha_test, tau, kappa, ...) in a range [lo, hi] that minimizes one test error (TM, IDG or
 // ODG) of the replica theory, the other parameters fixed.
 //
@@ -21,8 +21,8 @@
 namespace icl::theory {
 
 // The quantities of theory/quantity.hpp that optimize minimizes: find_quantity(to_string(o)).
-// Shift: the shifted test protocol's error (docs/theory.md §20; needs Params::test_overlap or
-// test_levels).
+// Shift: the shifted test protocol's error (docs/general_covariance.md §20; needs
+// Params::test_overlap or test_levels).
 enum class Objective { Tm, Idg, Odg, Shift };
 const char* to_string(Objective o);                 // "tm" | "idg" | "odg" | "shift"
 Objective objective_from_string(const std::string& s);  // throws InvalidParams("objective")

@@ -70,7 +70,7 @@ Params ParamInput::build() const {
   if (rho) p.rho = *rho;
   // rho is the rank fraction of the paper's tasks and the strong fraction of complement:EPS;
   // every other spectrum is the whole task covariance, so a given rho would be ignored
-  // silently (docs/theory.md §12.1).
+  // silently (docs/general_covariance.md §12.1).
   const bool spectrum = task_spectrum_text || task_spectrum;
   if (rho && spectrum && !(task_spectrum_text && task_spectrum_uses_rho(*task_spectrum_text)))
     throw InvalidParams("rho", "conflicts with the task spectrum" +

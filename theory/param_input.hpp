@@ -1,4 +1,4 @@
-// The parameters as a user gives them, before the input rules (docs/theory.md §1.6): each value
+// The parameters as a user gives them, before the input rules (docs/model.md §1.6): each value
 // optional (absent = the default of Params{}), as the command line's flags and Python's keyword
 // arguments hold them. The one home of the rules that concern how a point is given rather than
 // its values: gamma instead of tau, alpha_test omitted, a task spectrum given as text, and rho

@@ -1,4 +1,4 @@
-// One parameter of Params as a coordinate (docs/theory.md §18.1, §19.1).
+// One parameter of Params as a coordinate (docs/errors_phases.md §18.1, §19.1).
 #include "theory/param_path.hpp"
 
 #include <algorithm>

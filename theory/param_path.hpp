@@ -1,4 +1,4 @@
-// One parameter of Params as a coordinate (docs/theory.md §18.1, §19.1): its valid values, a
+// One parameter of Params as a coordinate (docs/errors_phases.md §18.1, §19.1): its valid values, a
 // default search range, the log or linear scale of a search, and a solve at one of its values
 // with a warm-start fallback. Shared by theory/sweep.hpp, optimize.hpp and boundary.hpp (the
 // quantities they search on are in theory/quantity.hpp).
@@ -15,7 +15,7 @@ namespace icl::theory {
 // True for the names of Params::names().
 bool is_param_name(const std::string& name);
 
-// The valid values of a parameter (Params::validate, docs/theory.md §1.6): (0, inf) for the
+// The valid values of a parameter (Params::validate, docs/model.md §1.6): (0, inf) for the
 // ratios, (0, 1] for rho, [0, 1] for test_overlap, [0, inf) for the noise levels and the ridge.
 struct ParamDomain {
   double lower = 0;
@@ -35,7 +35,7 @@ void validate_range(const std::string& name, double lo, double hi, const std::st
                     const std::string& hi_field);
 
 // The options a search along `name` shares (theory/optimize.hpp, theory/boundary.hpp,
-// docs/theory.md §18.1, §19.1): the range [lo, hi] (both NaN for default_range(name), else
+// docs/errors_phases.md §18.1, §19.1): the range [lo, hi] (both NaN for default_range(name), else
 // validate_range), scan_points in [5, 100000], bits in [4, 52], max_iterations in [1, 100000];
 // throws InvalidParams naming "lo", "hi", "scan_points", "bits" or "max_iterations".
 void validate_search(const std::string& name, double lo, double hi, int scan_points, int bits,

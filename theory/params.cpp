@@ -155,7 +155,7 @@ void Params::set(const std::string& name, double value) {
   else if (name == "kappa") kappa = value;
   else if (name == "rho") {
     // A spectrum, fixed when it was built, is the whole task covariance: rho would change
-    // nothing (docs/theory.md §12.1).
+    // nothing (docs/general_covariance.md §12.1).
     if (!task_spectrum.empty())
       throw InvalidParams("rho", "cannot be set with a task spectrum: the spectrum is the whole "
                                  "task covariance and does not use rho (build one spectrum per "

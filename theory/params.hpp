@@ -1,4 +1,4 @@
-// Parameters of the low-rank ICL problem (docs/theory.md §1.2) and their validation (§1.6).
+// Parameters of the low-rank ICL problem (docs/model.md §1.2) and their validation (§1.6).
 #pragma once
 #include <optional>
 #include <string>
@@ -25,7 +25,7 @@ struct Params {
   // tasks, Sigma = (1/rho) P_A, i.e. {(1/rho, rho), (0, 1 - rho)}; rho is then unused.
   std::vector<numerics::Atom> task_spectrum;
   // Beyond the paper: a shifted test protocol whose task covariance differs from the training
-  // one but shares its eigenbasis (docs/theory.md §20). At most one of the two is set.
+  // one but shares its eigenbasis (docs/general_covariance.md §20). At most one of the two is set.
   // test_overlap (low-rank tasks only): test tasks put a fraction C in [0, 1] of their energy in
   // span(A) and the rest isotropically on its complement, |w|^2/D -> 1 (C = 1 is IDG, C = rho
   // ODG, C = 0 entirely off the learned structure); with rho = 1 only C = 1 exists.
@@ -36,8 +36,8 @@ struct Params {
 
   double gamma() const { return tau / kappa; }
   double effective_alpha_test() const { return alpha_test < 0 ? alpha : alpha_test; }
-  // nu = (1 + sigma^2) / alpha: the ridge that the finite context induces (docs/theory.md §1.3,
-  // §9).
+  // nu = (1 + sigma^2) / alpha: the ridge that the finite context induces (docs/model.md §1.3,
+  // docs/errors_phases.md §9).
   double nu() const { return (1.0 + sigma * sigma) / alpha; }
   // The population task spectrum in use (task_spectrum, or the low-rank one from rho).
   std::vector<numerics::Atom> population_spectrum() const;

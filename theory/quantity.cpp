@@ -1,4 +1,4 @@
-// The scalar quantities of a Solution by name (docs/theory.md §18.1, §19).
+// The scalar quantities of a Solution by name (docs/errors_phases.md §18.1, §19).
 #include "theory/quantity.hpp"
 
 #include <limits>
@@ -40,7 +40,8 @@ std::vector<Quantity> make_quantities() {
       {"odg_struct", [](const S& s) { return s.decomposition.odg.structural; }, all},
   };
   add_order_fields(q, std::make_index_sequence<kOrderFieldCount>{});
-  // The shifted protocol's error and decomposition (docs/theory.md §20), NaN without one.
+  // The shifted protocol's error and decomposition (docs/general_covariance.md §20), NaN without
+  // one.
   constexpr Column shift = Column::TestShift;
   const Quantity rest[] = {
       {"z", [](const S& s) { return s.z; }, all},

@@ -1,5 +1,5 @@
-// The scalar quantities of a Solution, typed and by name (docs/theory.md §18.1, §19): the one
-// table that the searches of theory/optimize.hpp and theory/boundary.hpp use and that the sweep
+// The scalar quantities of a Solution, typed and by name (docs/errors_phases.md §18.1, §19): the
+// one table that the searches of theory/optimize.hpp and theory/boundary.hpp use and that the sweep
 // TSV columns of theory/serialize.hpp (solution_columns / solution_row) are built from.
 #pragma once
 #include <cstddef>
@@ -10,10 +10,10 @@
 
 namespace icl::theory {
 
-// The order parameters (docs/theory.md §3) and the conjugates (§4.1) in the documented order: the
+// The order parameters (docs/model.md §3) and the conjugates (§4.1) in the documented order: the
 // "order" block of to_json(Solution) and the order columns of the TSV. The ridgeless Letey/Lu
-// method (§11) leaves chi, chibar and the conjugates undefined (they vanish or diverge as
-// lambda -> 0+): its JSON omits them and its TSV columns are NaN.
+// method (docs/errors_phases.md §11) leaves chi, chibar and the conjugates undefined (they vanish
+// or diverge as lambda -> 0+): its JSON omits them and its TSV columns are NaN.
 struct OrderField {
   const char* name;
   double OrderParams::*member;
@@ -32,7 +32,7 @@ inline constexpr std::size_t kOrderFieldCount = sizeof kOrderFields / sizeof kOr
 // Where a quantity stands in the sweep TSV (solution_columns(test_shift)).
 enum class Column {
   Always,     // tm ... e: every table
-  TestShift,  // shift ... shift_struct: tables with a shifted test protocol (docs/theory.md §20)
+  TestShift,  // shift ... shift_struct: tables with a shifted test protocol (docs/general_covariance.md §20)
   None        // bayes_idg, bayes_odg, bayes_shift: a quantity to search on, not a TSV column
 };
 
@@ -49,9 +49,9 @@ struct Quantity {
 };
 
 // In the TSV's order: tm idg odg; the nine decomposition pieces tm_algo tm_mem tm_struct ...
-// odg_struct (docs/theory.md §8); the order parameters of kOrderFields; z, e; the shifted
-// protocol's shift shift_algo shift_mem shift_struct (§20); bayes_idg bayes_odg bayes_shift
-// (Solution::bayes_optimal, §17).
+// odg_struct (docs/errors_phases.md §8); the order parameters of kOrderFields; z, e; the shifted
+// protocol's shift shift_algo shift_mem shift_struct (docs/general_covariance.md §20); bayes_idg
+// bayes_odg bayes_shift (Solution::bayes_optimal, docs/errors_phases.md §17).
 const std::vector<Quantity>& solution_quantities();
 // The quantity called `name`; throws InvalidParams(field) listing every name for an unknown one.
 const Quantity& find_quantity(const std::string& name, const std::string& field = "quantity");

@@ -1,6 +1,6 @@
-// The replica saddle-point map Phi of docs/theory.md §4.2, in two halves, written once for
+// The replica saddle-point map Phi of docs/model.md §4.2, in two halves, written once for
 // doubles and for ceres::Jet (exact Jacobians). Internal to theory/: lowrank.cpp solves
-// x = Phi(x); finite_dim.cpp linearizes a perturbed Phi around that root (docs/theory.md §21).
+// x = Phi(x); finite_dim.cpp linearizes a perturbed Phi around that root (docs/finite_dim.md §21).
 //
 // x = (q, m, chi, qbar, chibar, qh, mh, chih, qbarh, chibarh); spec = (R32, R22, R12, R02,
 // R21, R11, R01) at z = -(lambda + qbarh)/qh.

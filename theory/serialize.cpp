@@ -42,7 +42,7 @@ nlohmann::ordered_json test_shift_json(const TestShift& t) {
           {"decomposition", components(t.decomposition)}};
 }
 
-// "shift" only with a shifted test protocol (docs/theory.md §20).
+// "shift" only with a shifted test protocol (docs/general_covariance.md §20).
 nlohmann::ordered_json bayes_json(const Solution& s) {
   nlohmann::ordered_json j = {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}};
   if (s.test_shift) j["shift"] = s.bayes_optimal.shift;
@@ -131,8 +131,8 @@ std::string to_text(const Solution& s) {
   std::ostringstream os;
   const auto& p = s.params;
   char buf[512];
-  // The tasks in use: rho, or the task spectrum that replaces it (docs/theory.md §12.1).
-  // (Written in pieces: a spectrum of many levels is longer than buf.)
+  // The tasks in use: rho, or the task spectrum that replaces it (docs/general_covariance.md
+  // §12.1). (Written in pieces: a spectrum of many levels is longer than buf.)
   std::snprintf(buf, sizeof buf, "icl solve (%s): alpha %g  alpha_test %g  tau %g (gamma %g)  kappa %g  ",
                 to_string(s.method), p.alpha, p.effective_alpha_test(), p.tau, p.gamma(), p.kappa);
   os << buf << task_description(p);
@@ -215,7 +215,7 @@ std::vector<double> solution_row(const Solution& s, bool test_shift) {
 
 namespace {
 
-// A failed finite-D result shows no values (docs/theory.md §21; its limit included).
+// A failed finite-D result shows no values (docs/finite_dim.md §21; its limit included).
 Errors shown(const FiniteDimResult& r, const Errors& e) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   return r.converged() ? e : Errors{nan, nan, nan};
@@ -253,7 +253,7 @@ std::string to_text(const FiniteDimResult& r) {
   char buf[512];
   const Params& p = r.sized;
   std::snprintf(buf, sizeof buf,
-                "\nfinite D = %d (docs/theory.md §21): sizes alpha %g  alpha_test %g  tau %g  "
+                "\nfinite D = %d (docs/finite_dim.md §21): sizes alpha %g  alpha_test %g  tau %g  "
                 "kappa %g  ",
                 r.options.dim, p.alpha, p.effective_alpha_test(), p.tau, p.kappa);
   os << buf << task_description(p) << '\n' << to_text(r.options.switches);

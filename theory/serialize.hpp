@@ -42,14 +42,14 @@ std::string to_text(const Solution& s);
 // Columns after the parameters: converged, residual, iterations, then the quantities of
 // solution_quantities() that are columns (theory/quantity.hpp): tm, idg, odg, the nine
 // decomposition pieces, the order parameters, z, e, and with test_shift the shifted protocol's
-// shift, shift_algo, shift_mem, shift_struct (docs/theory.md §20). A failed point gets nan
-// values, a point without a shifted protocol nan shift columns (Quantity::value).
+// shift, shift_algo, shift_mem, shift_struct (docs/general_covariance.md §20). A failed point gets
+// nan values, a point without a shifted protocol nan shift columns (Quantity::value).
 std::vector<std::string> solution_columns(bool test_shift = false);
 std::vector<double> solution_row(const Solution& s, bool test_shift = false);
 // Whether a table of these solutions needs the shift columns (any of them has a shifted protocol).
 bool any_test_shift(const std::vector<Solution>& solutions);
 
-// The finite-D prediction (docs/theory.md §21), the "finite_dim" block of `icl solve --json
+// The finite-D prediction (docs/finite_dim.md §21), the "finite_dim" block of `icl solve --json
 // --finite-dim D` and Python's FiniteDimResult.to_dict():
 // {"dim", "status", "message", "residual_norm", "sized": to_json(sized params),
 //  "error": {tm, idg, odg}, "limit": {tm, idg, odg} (the D -> infinity solution at the sized
@@ -67,7 +67,7 @@ std::string to_text(const FiniteDimResult& r);
 std::vector<std::string> finite_dim_columns();
 std::vector<double> finite_dim_row(const FiniteDimResult* r);
 
-// Optimal hyperparameters (docs/theory.md §18), the `icl optimize --json` layout:
+// Optimal hyperparameters (docs/errors_phases.md §18), the `icl optimize --json` layout:
 // {"objective", "over", "argmin", "minimum", "converged", "status", "message", "evaluations",
 //  "interior_minima", "range": [lo, hi], "scale": "log"|"linear", "params"} (params:
 // to_json(Params) at the argmin).
@@ -76,7 +76,7 @@ nlohmann::ordered_json to_json(const OptimizeResult& r);
 // precision; without converged() "no minimum (status): message (N solves)".
 std::string to_text(const OptimizeResult& r);
 
-// Phase boundaries (docs/theory.md §19), the `icl boundary --json` layout:
+// Phase boundaries (docs/errors_phases.md §19), the `icl boundary --json` layout:
 // {"criterion": {"type", "quantity"[, "level"]}, "x": NAME, "y": NAME, "range": [lo, hi],
 //  "scale", ["derivative_step",] "converged", "status", "message",
 //  "points": [{"<y>": y, "<x>": x|null, "value", ["slope",] "converged", "status", "message",

@@ -4,11 +4,11 @@
 //   T_{k,j}(z) = (1/D) tr Sigma S^k (S - z)^{-j}    (IDG: fresh tasks w ~ N(0, Sigma))
 // For the paper's low-rank tasks Sigma = (1/rho) P_A, S lives in span(A), and
 // T_{k,j} = (1/r) tr_A S_A^k (S_A - z)^{-j}: moments of the in-subspace Marchenko-Pastur law
-// MP(ratio rho/kappa, scale 1/rho) (docs/theory.md §6.1, §6.3).
+// MP(ratio rho/kappa, scale 1/rho) (docs/spectral.md §6.1, §6.3).
 //
-// General task covariance (beyond the paper, docs/theory.md §12): S follows the generalized MP
-// law with ratio c = D/M0 = 1/kappa and the population spectrum of Sigma, and T comes from the
-// deterministic equivalent of the resolvent of a sample covariance,
+// General task covariance (beyond the paper, docs/general_covariance.md §12): S follows the
+// generalized MP law with ratio c = D/M0 = 1/kappa and the population spectrum of Sigma, and T
+// comes from the deterministic equivalent of the resolvent of a sample covariance,
 // (S - z)^{-1} ~ (beta(z) Sigma - z)^{-1} with beta(z) = 1 - c - c z m(z) (m the Stieltjes
 // transform of S; this is the Silverstein equation read as a matrix identity):
 //   h(z) = T_{0,1} = sum_k w_k t_k / (beta t_k - z),  T_{0,j+1} = h^{(j)}(z) / j!,
@@ -44,9 +44,9 @@ class SpectralModel {
   const numerics::SpectralMeasure& spectrum_on_task_subspace() const;
   // U_{k,j}(z) = (1/D) tr C S^k (S - z)^{-j} for a test covariance C that shares the eigenbasis
   // of Sigma, given by its eigenvalue t'_k on each population level (Params::test_eigenvalues),
-  // from the values v = at(z, ...) (docs/theory.md §20.2). Low rank: C = l_A P_A + l_perp
-  // P_perp, so U = l_A rho T + l_perp (R - rho T) exactly; general: the deterministic equivalent
-  // of §12.3 with the weights t'_k in the numerator.
+  // from the values v = at(z, ...) (docs/general_covariance.md §20.2). Low rank: C = l_A P_A +
+  // l_perp P_perp, so U = l_A rho T + l_perp (R - rho T) exactly; general: the deterministic
+  // equivalent of §12.3 with the weights t'_k in the numerator.
   numerics::ResolventMoments test_weighted(const SpectralValues& v,
                                            const std::vector<double>& levels) const;
 

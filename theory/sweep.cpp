@@ -140,7 +140,7 @@ std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::stri
   std::vector<FiniteDimPoint> out(points.size());
   for (std::size_t k = 0; k < points.size(); ++k) {
     // The point is valid, so an InvalidParams here is solve_finite_dim's refusal of a point
-    // outside the finite-D theory (docs/theory.md §21): its own rule, not restated here.
+    // outside the finite-D theory (docs/finite_dim.md §21): its own rule, not restated here.
     try {
       out[k].result = solve_finite_dim(points[k], options);
     } catch (const InvalidParams& e) {

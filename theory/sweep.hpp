@@ -28,7 +28,7 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
                             const std::vector<double>& values, const SweepOptions& options = {},
                             const numerics::Progress& progress = {});
 
-// One point of finite_dim_sweep: the finite-D prediction (docs/theory.md §21), or no result
+// One point of finite_dim_sweep: the finite-D prediction (docs/finite_dim.md §21), or no result
 // where the finite-D theory does not cover the point (solve_finite_dim refuses it: the ridgeless
 // branch lambda = 0, tau <= 1, also when the sizes of D bring tau to 1), with the refusal.
 struct FiniteDimPoint {

@@ -1,4 +1,4 @@
-// The task-resolved deterministic equivalent (docs/theory.md §21.6).
+// The task-resolved deterministic equivalent (docs/finite_dim.md §21.6).
 //
 // Unknowns: c = qbarhat + lambda (the isotropic part of the Hessian H), d = chibarhat (of the
 // noise covariance M), chibar, qbar, G = the deterministic equivalent of H^{-1} on span(A), and
@@ -162,7 +162,8 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
       Eigen::VectorXd::Constant(n, o.qhat), Eigen::VectorXd::Constant(n, o.chihat);
   // Newton with a numerical Jacobian and step halving (the start is within O(1/sqrt(D)) of the
   // root for the finite-D laws, so a few steps suffice).
-  // Residuals relative to the start's scale (qhat ~ tau/kappa can be large), as in §4.3.
+  // Residuals relative to the start's scale (qhat ~ tau/kappa can be large), as in docs/model.md
+  // §4.3.
   const Eigen::VectorXd scale = x.cwiseAbs().cwiseMax(1.0);
   auto residual = [&](const Eigen::VectorXd& v, Eigen::VectorXd& F) {
     if (!sys.residual(v, F)) return false;
@@ -206,7 +207,7 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
                 std::to_string(r.residual_norm) + ")";
     return r;
   }
-  // Observables (docs/theory.md §7) from the root.
+  // Observables (docs/errors_phases.md §7) from the root.
   const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], G = x[4];
   const Eigen::VectorXd h = x.segment(5, n), k = x.segment(5 + n, n);
   const auto g = sys.globals(c, d, G, h, k);

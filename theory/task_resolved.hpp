@@ -1,11 +1,12 @@
-// The task-resolved deterministic equivalent (docs/theory.md §21.6): the D -> infinity theory of
-// low-rank tasks written task by task, so that tasks may differ in norm t = |w|^2/D and in their
+// The task-resolved deterministic equivalent (docs/finite_dim.md §21.6): the D -> infinity theory
+// of low-rank tasks written task by task, so that tasks may differ in norm t = |w|^2/D and in their
 // number of sequences omega (relative to N/M0). Each task has its own channel weights
 // (qhat_mu = K/Delta_mu in the Hessian and the linear term, chihat_mu = K E_mu/Delta_mu^2 in the
 // noise) found from its own leverage and residual by Sherman-Morrison; the other tasks enter
 // through a deterministic equivalent that, for Sigma = P_A/rho, is a scalar on span(A). With
-// every task alike it is the saddle point of §4 (a test checks this to 1e-9); with the finite-D
-// laws of t and omega it gives the task sources of the finite-D theory (§21).
+// every task alike it is the saddle point of docs/model.md §4 (a test checks this to 1e-9); with
+// the finite-D laws of t and omega it gives the task sources of the finite-D theory
+// (docs/finite_dim.md §21).
 #pragma once
 #include <string>
 #include <vector>

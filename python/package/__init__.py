@@ -2,7 +2,7 @@
 
 Params, solve, sweep, phase_grid, regime, critical_rho, atom_mass, has_transition: the
 low-rank replica theory; solve_finite_dim: its finite-D prediction at token dimension D
-(docs/theory.md §21). MarchenkoPastur, GeneralizedMarchenkoPastur, resolvent_moment,
+(docs/finite_dim.md §21). MarchenkoPastur, GeneralizedMarchenkoPastur, resolvent_moment,
 integrate: spectral measures. simulate, LowRankSimulator: the finite-D simulator (with the
 theory next to it). patch_check, rank1_patch: the exact rank-1 patch of a contextual block.
 optimize: the parameter value that minimizes TM, IDG or ODG. icl_theory.distributed: simulation
@@ -128,11 +128,11 @@ def _sweep_result(run, params, name):
 
 
 def solve_finite_dim(params, dim, **switches):
-    """The finite-D prediction of the errors at token dimension `dim` >= 2 (docs/theory.md
+    """The finite-D prediction of the errors at token dimension `dim` >= 2 (docs/finite_dim.md
     §21): the D -> infinity saddle point at the integer sizes of D plus the O(1/D) correction
     of each derived finite-D source; `icl solve --finite-dim D`.
 
-    Keyword switches (the simulator's, simulate(), docs/theory.md §13.7): sphere_queries,
+    Keyword switches (the simulator's, simulate(), docs/simulation.md §13.7): sphere_queries,
     fixed_norm_tasks, gaussian_context (True/False) and assignment ('random' | 'balanced'); a
     source they remove is predicted as 0. Returns a FiniteDimResult (.error, .limit, .slope,
     .sources, .omitted, .status, .converged, .to_dict()); NaN values when not converged.
@@ -176,14 +176,14 @@ def simulate(params, *, progress=None, **options):
     solution), theory=True, prediction_prompts=2000 (fresh prompts per protocol for the
     distribution of predictions), histogram_bins=16, bayes_prompts=0 (> 0: TM's Bayes-optimal
     dMMSE baseline by Monte Carlo on that many fresh prompts per seed, 'bayes_optimal.tm';
-    docs/theory.md §17.4), and the finite-D switches sphere_queries, fixed_norm_tasks,
+    docs/errors_phases.md §17.4), and the finite-D switches sphere_queries, fixed_norm_tasks,
     gaussian_context (True/False) and assignment ('random' | 'balanced') (finite-D sources
-    switched off; same D -> infinity limit, docs/theory.md §13.7). An unknown keyword is a
+    switched off; same D -> infinity limit, docs/simulation.md §13.7). An unknown keyword is a
     TypeError naming it.
 
     Returns a SimulationResult: {name: (mean, sem)} over `seeds` seeds ('error.tm',
     'error.idg', 'error.odg', 'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0',
-    'order.q0', 'error.shift' with Params.test_overlap / test_levels (docs/theory.md §20),
+    'order.q0', 'error.shift' with Params.test_overlap / test_levels (docs/general_covariance.md §20),
     with the theory also the measured decomposition 'decomp.*', solver facts
     'cg.iterations', ...; sem is NaN for one seed), with .theory (the Solution), .comparison
     (theory, mean, sem, z per compared quantity), to_dict() (the `icl simulate --json`

@@ -200,7 +200,7 @@ class SimulationResult(dict):
 
 class FiniteDimResult:
     """Result of solve_finite_dim(): the finite-D prediction at token dimension D
-    (docs/theory.md §21), read from its one serializer (to_dict(), the "finite_dim" block of
+    (docs/finite_dim.md §21), read from its one serializer (to_dict(), the "finite_dim" block of
     `icl solve --json --finite-dim D`).
 
     dim, status, message, residual_norm, converged

@@ -1,5 +1,5 @@
 """icl_theory.solve_finite_dim and sweep(finite_dim=D): the finite-D prediction of
-docs/theory.md §21 from Python (run with unittest)."""
+docs/finite_dim.md §21 from Python (run with unittest)."""
 import math
 import pickle
 import unittest

@@ -37,7 +37,7 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(sim.run()["error.idg"], self.a["error.idg"])
 
     def test_finite_d_switches(self):
-        # docs/theory.md §13.7: explicit False is the default bit for bit; a switch changes the
+        # docs/simulation.md §13.7: explicit False is the default bit for bit; a switch changes the
         # data (rescaled draws), so the errors differ, and the JSON names the switches.
         off = icl.simulate(self.p, dim=DIM, seeds=3, seed=11, threads=2, sphere_queries=False,
                            fixed_norm_tasks=False)
@@ -60,9 +60,9 @@ class SimulateTest(unittest.TestCase):
             icl.simulate(self.p, dim=DIM, sedes=3)
 
     def test_close_to_theory(self):
-        # D = 40, 4 seeds (~0.4 s): docs/theory.md §14.4 expects the finite-D errors a few percent
-        # ABOVE the D -> inf theory (O(1/D) bias; measured 3-9% here). Accept within 15% and not
-        # below the theory by more than 3 standard errors.
+        # D = 40, 4 seeds (~0.4 s): docs/simulation.md §14.4 expects the finite-D errors a few
+        # percent ABOVE the D -> inf theory (O(1/D) bias; measured 3-9% here). Accept within 15% and
+        # not below the theory by more than 3 standard errors.
         est = icl.simulate(self.p, dim=40, seeds=4, seed=5)
         th = icl.solve(self.p)
         for k in ("tm", "idg", "odg"):

@@ -159,8 +159,8 @@ class SolveTest(unittest.TestCase):
         cls.reduced = icl.solve(cls.p, method="reduced")
 
     def test_bayes_optimal_baseline(self):
-        # docs/theory.md §17: noisy test prompts shorter than the task rank leave an error that
-        # no predictor removes; linear attention sits above it.
+        # docs/errors_phases.md §17: noisy test prompts shorter than the task rank leave an error
+        # that no predictor removes; linear attention sits above it.
         p = icl.Params(alpha=2, tau=2.25, kappa=1.5, rho=0.9, sigma=0.3, sigma_test=0.3,
                        alpha_test=0.5)
         s = icl.solve(p)
@@ -194,7 +194,7 @@ class SolveTest(unittest.TestCase):
         self.assertEqual((d["status"], d["message"], d["iterations"]),
                          (s.status, s.message, s.iterations))
         self.assertEqual(d["params"], self.p.to_dict())
-        # test_overlap is in the JSON only when set (docs/theory.md §20)
+        # test_overlap is in the JSON only when set (docs/general_covariance.md §20)
         self.assertEqual(list(self.p.to_dict()),
                          [n for n in icl.Params.names() if n != "test_overlap"])
         self.assertEqual(d["effective_ridge"], -s.z)
@@ -331,7 +331,7 @@ class PhaseHelpersTest(unittest.TestCase):
 
 
 class BeyondThePaperTest(unittest.TestCase):
-    """General task spectra and the shifted test protocol (docs/theory.md §12, §20) from Python."""
+    """General task spectra and the shifted test protocol (docs/general_covariance.md §12, §20) from Python."""
 
     def test_task_spectrum_matches_the_cli_builders(self):
         spec = icl.power_law_spectrum(1.0, 4)
@@ -342,7 +342,7 @@ class BeyondThePaperTest(unittest.TestCase):
         s = icl.solve(p)
         self.assertTrue(s.converged)
         self.assertEqual(s.to_dict()["params"]["task_spectrum"], [list(a) for a in spec])
-        # The Bayes baseline is defined for general priors (docs/theory.md §17.3).
+        # The Bayes baseline is defined for general priors (docs/errors_phases.md §17.3).
         self.assertTrue(math.isfinite(s.bayes_optimal["idg"]))
         self.assertLess(s.bayes_optimal["idg"], s.error["idg"])
 

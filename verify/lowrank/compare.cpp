@@ -133,9 +133,9 @@ std::vector<GridPoint> verify_grid(bool quick) {
       {"poor, tau<1, lambda>0, alpha_test/sigma_test; overlap C=0",
        make(1.5, 1, 0.8, 0.4, 0.8, 0.2, 0.1, 0.02)},
   };
-  // The shifted test protocol (docs/theory.md §20) is measured on the same trained Gamma, so it
-  // costs no extra training: C = 0.3 (mostly off the learned subspace, beyond ODG's rho = 0.9)
-  // and C = 0 (entirely off it).
+  // The shifted test protocol (docs/general_covariance.md §20) is measured on the same trained
+  // Gamma, so it costs no extra training: C = 0.3 (mostly off the learned subspace, beyond ODG's
+  // rho = 0.9) and C = 0 (entirely off it).
   g[0].params.test_overlap = 0.3;
   g[4].params.test_overlap = 0.0;
   if (quick) return {g[0], g[4]};
@@ -307,7 +307,7 @@ SimOptions sim_options(const VerifyOptions& o, std::size_t k, const theory::Solu
   return so;
 }
 
-// The simulations against the finite-D prediction at each D (docs/theory.md §14.5). The
+// The simulations against the finite-D prediction at each D (docs/simulation.md §14.5). The
 // prediction is theory, recomputed on every run (never a checkpoint unit), with the switches of
 // the simulation it is compared with.
 FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,

@@ -1,4 +1,4 @@
-// Theory vs simulation for the low-rank ICL model (docs/theory.md §14): z-scores at fixed D and
+// Theory vs simulation for the low-rank ICL model (docs/simulation.md §14): z-scores at fixed D and
 // a finite-size extrapolation in 1/D (weighted least squares of mean(D) = a + b/D), over a fixed
 // grid of parameter points.
 #pragma once
@@ -25,11 +25,11 @@ struct Quantity {
 };
 // The quantities every comparison enforces: error.{tm,idg,odg}, order.{m,q,mbar,qbar,m0,q0}.
 const std::vector<Quantity>& compared_quantities();
-// The shifted test protocol's error (docs/theory.md §20), enforced at grid points with
+// The shifted test protocol's error (docs/general_covariance.md §20), enforced at grid points with
 // Params::has_test_shift(): SimulationResult::shift against Solution::test_shift (nullptr / NaN
 // when absent).
 Quantity shift_quantity();
-// Informational rows (the decomposition, docs/theory.md §8, partly conjectural): reported
+// Informational rows (the decomposition, docs/errors_phases.md §8, partly conjectural): reported
 // when the simulation measured them, never failing.
 const std::vector<Quantity>& informational_quantities();
 
@@ -87,18 +87,20 @@ struct VerifyOptions {
   double abs_tol = 1e-3;
   std::vector<GridPoint> points = verify_grid(false);
   bool quick_mode = false;         // set by quick(); recorded as "quick" in the JSON
-  // Finite-D sources switched off in every simulation (SimOptions, docs/theory.md §13.7).
+  // Finite-D sources switched off in every simulation (SimOptions, docs/simulation.md §13.7).
   FiniteDSwitches switches;
   static VerifyOptions quick();    // the CI subset: smaller D, verify_grid(true)
   void validate() const;                         // InvalidParams naming the field
 };
 
-// The finite-D theory's switches that mirror a simulation's (docs/theory.md §13.7, §21): a source
-// the simulation removes is predicted as 0, so the prediction is that of what is simulated.
+// The finite-D theory's switches that mirror a simulation's (docs/simulation.md §13.7,
+// docs/finite_dim.md §21): a source the simulation removes is predicted as 0, so the prediction is
+// that of what is simulated.
 theory::FiniteDimOptions finite_dim_options(const SimOptions& so);
 
-// One simulated D and quantity against the finite-D prediction (docs/theory.md §14.5, §21) and,
-// for contrast, against the D -> infinity theory. Informational: never enforced.
+// One simulated D and quantity against the finite-D prediction (docs/simulation.md §14.5,
+// docs/finite_dim.md §21) and, for contrast, against the D -> infinity theory. Informational: never
+// enforced.
 struct FiniteDimRow {
   int dim = 0;
   std::string quantity;  // a compared quantity that the prediction holds: error.*, order.*
@@ -130,7 +132,7 @@ struct PointResult {
   theory::Solution theory;
   std::vector<ComparisonRow> rows;
   // The simulations against the finite-D predictions at each D, reported next to the rows and
-  // never part of the status (docs/theory.md §14.5).
+  // never part of the status (docs/simulation.md §14.5).
   FiniteDimReport finite_dim;
   std::vector<double> seconds_per_dim;
   // Converged: every enforced row holds; CheckFailed: some row does not; NotConverged: the

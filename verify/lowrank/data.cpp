@@ -145,7 +145,7 @@ VectorXd draw_context_estimate(const VectorXd& w, int L, double sigma, Rng& rng,
   VectorXd g(D);
   nd.fill(g.data(), D, 1.0);
   if (gaussian) {
-    // docs/theory.md §13.7: s = w + sqrt(nu_w) g, the same draws (c1, c2 unused).
+    // docs/simulation.md §13.7: s = w + sqrt(nu_w) g, the same draws (c1, c2 unused).
     const double nu_w = (double(D) / L) * (wn * wn / double(D) + sigma * sigma);
     return w + std::sqrt(nu_w) * g;
   }

@@ -1,4 +1,4 @@
-// Data generation of the finite-D simulator (docs/theory.md §13): sizes, tasks, context
+// Data generation of the finite-D simulator (docs/simulation.md §13): sizes, tasks, context
 // estimates and queries of one seed.
 //
 //   x ~ N(0, I_D/D); A (D x r) Haar, r = round(rho D); M0 = round(kappa D) tasks
@@ -54,9 +54,9 @@ Sizes sizes(const theory::Params& p, int dim);
 // w_k D is an integer the finite-D spectrum equals the population one. Throws InvalidParams
 // ("task_spectrum") for an empty spectrum or when the rounding leaves no positive eigenvalue.
 VectorXd task_eigenvalues(const theory::Params& p, int dim);
-// The D eigenvalues of the shifted test covariance (p.test_levels, docs/theory.md §20) in the
-// same order as task_eigenvalues(p, dim): direction i of level k gets t'_k, with the same counts
-// n_k, then the entries are rescaled to mean exactly 1. Throws InvalidParams("test_levels")
+// The D eigenvalues of the shifted test covariance (p.test_levels, docs/general_covariance.md §20)
+// in the same order as task_eigenvalues(p, dim): direction i of level k gets t'_k, with the same
+// counts n_k, then the entries are rescaled to mean exactly 1. Throws InvalidParams("test_levels")
 // without test_levels or when the rounding leaves no positive test eigenvalue.
 VectorXd test_level_eigenvalues(const theory::Params& p, int dim);
 
@@ -67,8 +67,8 @@ struct Dataset {
   MatrixXd A;      // D x r, orthonormal columns (low-rank tasks)
   MatrixXd Sigma;       // D x D population task covariance U diag(t) U^T (general only)
   MatrixXd Sigma_half;  // its symmetric square root U diag(sqrt t) U^T (general only)
-  // Second moment of the shifted test tasks when p.has_test_shift() (docs/theory.md §20), else
-  // empty: C (D/r) A A^T + (1 - C) (D/(D - r)) (I - A A^T) for test_overlap C, or
+  // Second moment of the shifted test tasks when p.has_test_shift() (docs/general_covariance.md
+  // §20), else empty: C (D/r) A A^T + (1 - C) (D/(D - r)) (I - A A^T) for test_overlap C, or
   // U diag(t') U^T for test_levels (the eigenbasis U of Sigma).
   MatrixXd shift_covariance;
   MatrixXd W;      // D x M0, tasks as columns
@@ -81,7 +81,7 @@ struct Dataset {
   MatrixXd task_covariance() const;
 };
 
-// The finite-D switches (theory/finite_d_switches.hpp, docs/theory.md §13.7): each keeps the
+// The finite-D switches (theory/finite_d_switches.hpp, docs/simulation.md §13.7): each keeps the
 // D -> infinity limit and draws no extra random number (the Gaussian draw is made as usual and
 // only rescaled), so with every switch off the data are bit-identical to the default.
 using theory::Assignment;

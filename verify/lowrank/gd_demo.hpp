@@ -1,4 +1,4 @@
-// The ill-posedness demo (docs/theory.md §9): gradient descent on the training loss of one
+// The ill-posedness demo (docs/errors_phases.md §9): gradient descent on the training loss of one
 // seed's data from several initializations, against the CG (ridge / exact) solution. Where S
 // is singular the loss does not pin Gamma on null(S), and GD keeps what its start put there.
 #pragma once

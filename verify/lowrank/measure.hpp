@@ -1,4 +1,4 @@
-// Measurements of one trained Gamma (docs/theory.md §13): exact finite-D test errors, order
+// Measurements of one trained Gamma (docs/simulation.md §13): exact finite-D test errors, order
 // parameters, the measured decomposition of the error and the distribution of predictions.
 // The record types are templates over the value type: double for one seed, numerics::Estimate
 // (mean, s.e.) for a simulation's aggregate (simulator.hpp).
@@ -59,11 +59,11 @@ struct PredictionDistribution {
 template <class T>
 struct Measurements {
   PerProtocol<T> error;  // exact finite-D test errors
-  // The shifted test protocol's exact finite-D error, when p.has_test_shift() (docs/theory.md
-  // §20): exact_error() with Dataset::shift_covariance.
+  // The shifted test protocol's exact finite-D error, when p.has_test_shift()
+  // (docs/general_covariance.md §20): exact_error() with Dataset::shift_covariance.
   std::optional<T> shift;
-  // TM's Bayes-optimal baseline (docs/theory.md §17.4): the error of the posterior mean over the
-  // M0 pretraining tasks (discrete uniform prior, "dMMSE") on fresh prompts of training tasks,
+  // TM's Bayes-optimal baseline (docs/errors_phases.md §17.4): the error of the posterior mean over
+  // the M0 pretraining tasks (discrete uniform prior, "dMMSE") on fresh prompts of training tasks,
   // when SimOptions::bayes_prompts > 0.
   std::optional<T> bayes_tm;
   OrderParameters<T> order;

@@ -237,7 +237,7 @@ ordered_json to_json(const ComparisonRow& row) {
   return rj;
 }
 
-// The finite-D report (docs/theory.md §14.5): {available, [status], [message], [omitted],
+// The finite-D report (docs/simulation.md §14.5): {available, [status], [message], [omitted],
 // [rows]}; status, omitted and rows only when a prediction exists. Rows: dim, quantity,
 // prediction, limit, mean, sem, z, z_limit.
 ordered_json to_json(const FiniteDimReport& f) {
@@ -263,7 +263,7 @@ void finite_dim_text(std::ostringstream& text, const PointResult& pr) {
     text << "   finite D: " << f.message << "\n";
     return;
   }
-  text << "   finite D (informational, docs/theory.md §14.5; order parameters in --json)\n";
+  text << "   finite D (informational, docs/simulation.md §14.5; order parameters in --json)\n";
   if (!f.message.empty()) text << "   " << f.message << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "   %4s  %-10s %-22s %-20s %s\n", "D", "quantity",

@@ -1,5 +1,5 @@
 // The finite-D simulator of linear attention trained on low-rank regression tasks, the
-// independent judge of the replica theory (docs/theory.md §13). One seed = data (data.hpp),
+// independent judge of the replica theory (docs/simulation.md §13). One seed = data (data.hpp),
 // training (training.hpp), measurements (measure.hpp); a simulation aggregates seeds into a
 // typed SimulationResult with mean and standard error per quantity and a status.
 //
@@ -45,9 +45,9 @@ struct SimOptions {
   int prediction_prompts = 0;  // >= 0 fresh test prompts per protocol for the distribution
   int histogram_bins = 16;     // >= 2, standardized residuals on [-4, 4]
   // > 0: TM's Bayes-optimal (dMMSE) baseline by Monte Carlo on this many fresh prompts per seed
-  // (docs/theory.md §17.4), from its own random stream derive_seed(seed, "bayes_tm").
+  // (docs/errors_phases.md §17.4), from its own random stream derive_seed(seed, "bayes_tm").
   int bayes_prompts = 0;
-  // Finite-D sources switched off (docs/theory.md §13.7); the default is the paper's data.
+  // Finite-D sources switched off (docs/simulation.md §13.7); the default is the paper's data.
   // Each keeps the D -> infinity theory unchanged.
   FiniteDSwitches switches;
 

@@ -1,7 +1,7 @@
-// A sweep along one parameter (docs/theory.md §14.6): the theory with continuation and, at every
-// point, optionally the finite-D prediction (docs/theory.md §21) and a finite-D simulation. The
-// one procedure behind `icl sweep`, Python's sweep() and icl_theory.distributed: they build
-// SweepOptions, call run() (or its stages) and write the one serializer's table.
+// A sweep along one parameter (docs/simulation.md §14.6): the theory with continuation and, at
+// every point, optionally the finite-D prediction (docs/finite_dim.md §21) and a finite-D
+// simulation. The one procedure behind `icl sweep`, Python's sweep() and icl_theory.distributed:
+// they build SweepOptions, call run() (or its stages) and write the one serializer's table.
 //
 // Point k of the grid (global index k, whatever the shard) is simulated with base seed
 // derive_seed(simulation.base_seed, k), so a point's result depends neither on the shard nor

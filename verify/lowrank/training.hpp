@@ -1,6 +1,6 @@
-// Training of the simulator (docs/theory.md §13): Gamma = argmin sum_n (y_n - x_n^T Gamma s_n)^2
-// + lambda M0 |Gamma|_F^2 through its normal equations, by matrix-free preconditioned conjugate
-// gradients (CG) or a dense D^2 x D^2 solve (small D, a cross-check).
+// Training of the simulator (docs/simulation.md §13): Gamma = argmin sum_n (y_n - x_n^T Gamma
+// s_n)^2 + lambda M0 |Gamma|_F^2 through its normal equations, by matrix-free preconditioned
+// conjugate gradients (CG) or a dense D^2 x D^2 solve (small D, a cross-check).
 #pragma once
 #include <string>
 

@@ -53,7 +53,7 @@ struct SoftmaxOptions {
 // (InvalidParams("task_spectrum")), the ODG kind applicable at p, and options.validate().
 void validate(const theory::Params& p, const SoftmaxOptions& o);
 
-// The three test protocols (docs/theory.md §2.1), in this order everywhere.
+// The three test protocols (docs/model.md §2.1), in this order everywhere.
 using verify::lowrank::kProtocols;  // "tm", "idg", "odg"
 template <class T>
 using ByProtocol = verify::lowrank::PerProtocol<T>;  // tm, idg, odg; [k] in kProtocols order

@@ -16,8 +16,8 @@
 // pass go through u and v: O(T D + d D) per sequence. The training dynamics are the authors'
 // (same parameterization, same Adam update), in double precision (the authors used float32).
 //
-// Data (docs/softmax.md §1): exactly the linear model's generator conventions (docs/theory.md §1,
-// §13.2; verify/lowrank):
+// Data (docs/softmax.md §1): exactly the linear model's generator conventions (docs/model.md §1,
+// docs/simulation.md §13.2; verify/lowrank):
 // x ~ N(0, I/D), A (D x r) Haar, r = round(rho D), M0 = round(kappa D) tasks w = sqrt(D/r) A v,
 // N = round(tau D^2) sequences each with a task drawn uniformly with replacement (or cyclic),
 // L = round(alpha D) context pairs, y = w.x + sigma eps (query label too). The subspace A, the
