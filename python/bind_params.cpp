@@ -101,16 +101,9 @@ Params make_params(std::optional<double> alpha, std::optional<double> alpha_test
                    std::optional<double> gamma, const py::object& task_spectrum,
                    std::optional<double> test_overlap, const std::vector<double>& test_levels,
                    const py::kwargs& extra) {
-  theory::ParamInput in;
-  in.alpha = alpha;
-  in.alpha_test = alpha_test;
-  in.tau = tau;
-  in.kappa = kappa;
-  in.rho = rho;
-  in.sigma = sigma;
-  in.sigma_test = sigma_test;
-  in.lambda = lambda_;
-  in.gamma = gamma;
+  theory::ParamInput in{.alpha = alpha, .alpha_test = alpha_test, .tau = tau, .gamma = gamma,
+                        .kappa = kappa, .rho = rho, .sigma = sigma, .sigma_test = sigma_test,
+                        .lambda = lambda_};
   Kwargs k(extra, "Params");
   double lambda_keyword = 0;
   if (k.take("lambda", lambda_keyword)) in.lambda = lambda_keyword;

@@ -142,15 +142,7 @@ void bind_simulate(py::module_& m) {
       "extrapolate_inverse_d",
       [](const std::vector<double>& dims, const std::vector<double>& means,
          const std::vector<double>& sems) {
-        const vl::Extrapolation e = vl::extrapolate_inverse_d(dims, means, sems);
-        py::dict out;
-        out["value"] = e.value;
-        out["se"] = e.se;
-        out["slope"] = e.slope;
-        out["slope_se"] = e.slope_se;
-        out["chi2"] = e.chi2;
-        out["dof"] = e.dof;
-        return out;
+        return to_python(vl::to_json(vl::extrapolate_inverse_d(dims, means, sems)));
       },
       py::arg("dims"), py::arg("means"), py::arg("sems"),
       "The finite-size extrapolation of `icl verify` (docs/simulation.md §14): weighted least\n"

@@ -120,79 +120,8 @@ void bind_sweep_run(py::module_& m) {
       .def("summarize", [](SweepRun& s) { vl::summarize(s.result); });
 }
 
-}  // namespace
-
-void bind_sweep(py::module_& m) {
-  const theory::SweepOptions sweep_def{};
-  bind_sweep_run(m);
-  m.def(
-      "sweep",
-      [](const Params& p, const std::string& name, const std::vector<double>& values,
-         const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
-         double residual_tolerance, std::optional<int> finite_dim, bool simulate,
-         bool simulations, const py::object& progress, const py::kwargs& options) {
-        SweepRun run{{}, name};
-        const vl::SweepOptions o =
-            sweep_options(p, name, values, method, moments, warm_start, max_halvings,
-                          residual_tolerance, finite_dim, simulate, options);
-        const PyProgress report(progress, /*cancels=*/true);  // single-threaded: may unwind
-        {
-          py::gil_scoped_release release;
-          // simulations = False: the stages up to the simulations (icl_theory.distributed
-          // runs them on workers).
-          run.result = simulations ? vl::run(o, report.function())
-                                   : vl::solve_theory(o, report.function());
-        }
-        return run;
-      },
-      py::arg("params"), py::arg("name"), py::arg("values"), py::kw_only(),
-      py::arg("method") = theory::to_string(sweep_def.solve.method),
-      py::arg("moments") = numerics::to_string(sweep_def.solve.moments),
-      py::arg("warm_start") = sweep_def.warm_start, py::arg("max_halvings") = sweep_def.max_halvings,
-      py::arg("residual_tolerance") = sweep_def.solve.solver.residual_tolerance,
-      py::arg("finite_dim") = py::none(), py::arg("simulate") = false,
-      py::arg("_simulations") = true, py::arg("progress") = py::none(), kSweepDoc);
-
-  m.def(
-      "_simulate_sweep_point",
-      [](const Params& point, std::size_t index, const py::kwargs& options) {
-        const vl::SimOptions sim =
-            sim_options(options, "simulate_sweep", vl::SweepOptions::default_simulation());
-        vl::SweepPoint pt;
-        pt.index = index;
-        pt.solution.params = point;
-        vl::SimulationResult r;
-        {
-          py::gil_scoped_release release;
-          r = vl::simulate_point(sim, pt);
-        }
-        vl::set_simulation(pt, r);
-        return py::make_tuple(pt.simulation, r.converged(), r.message);
-      },
-      py::arg("params"), py::arg("index"),
-      "Internal (icl_theory.distributed): the simulation of the sweep point with global index\n"
-      "`index` (verify::lowrank::simulate_point: base seed derive_seed(seed, index)), as\n"
-      "(cells of simulation_columns(), converged, message).");
-
-  m.def(
-      "_solve_finite_dim",
-      [](const Params& p, int dim, const py::kwargs& switches_kw) {
-        Kwargs k(switches_kw, "solve_finite_dim");
-        theory::FiniteDSwitches switches;
-        k.take_switches(switches);
-        k.finish();
-        const auto o = *theory::finite_dim_request(dim, switches);
-        theory::FiniteDimResult r;
-        {
-          py::gil_scoped_release release;
-          r = theory::solve_finite_dim(p, o);
-        }
-        return to_python(theory::to_json(r));
-      },
-      py::arg("params"), py::arg("dim"),
-      "Internal (icl_theory.solve_finite_dim): the finite-D prediction at dimension `dim`\n"
-      "(theory::solve_finite_dim, docs/finite_dim.md §21) as the dict of its one serializer.");
-
+// phase_grid and the vectorized solve (theory::solve_points).
+void bind_grids(py::module_& m) {
   const theory::PhaseOptions def{};
   m.def(
       "phase_grid",
@@ -275,6 +204,82 @@ void bind_sweep(py::module_& m) {
       "Internal (icl_theory.solve with arrays): solve base with names[c] set to values[k, c]\n"
       "for every row k (theory::solve_points); a dict of 1-D arrays as sweep() returns.");
 
+}
+
+}  // namespace
+
+void bind_sweep(py::module_& m) {
+  const theory::SweepOptions sweep_def{};
+  bind_sweep_run(m);
+  m.def(
+      "sweep",
+      [](const Params& p, const std::string& name, const std::vector<double>& values,
+         const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
+         double residual_tolerance, std::optional<int> finite_dim, bool simulate,
+         bool simulations, const py::object& progress, const py::kwargs& options) {
+        SweepRun run{{}, name};
+        const vl::SweepOptions o =
+            sweep_options(p, name, values, method, moments, warm_start, max_halvings,
+                          residual_tolerance, finite_dim, simulate, options);
+        const PyProgress report(progress, /*cancels=*/true);  // single-threaded: may unwind
+        {
+          py::gil_scoped_release release;
+          // simulations = False: the stages up to the simulations (icl_theory.distributed
+          // runs them on workers).
+          run.result = simulations ? vl::run(o, report.function())
+                                   : vl::solve_theory(o, report.function());
+        }
+        return run;
+      },
+      py::arg("params"), py::arg("name"), py::arg("values"), py::kw_only(),
+      py::arg("method") = theory::to_string(sweep_def.solve.method),
+      py::arg("moments") = numerics::to_string(sweep_def.solve.moments),
+      py::arg("warm_start") = sweep_def.warm_start, py::arg("max_halvings") = sweep_def.max_halvings,
+      py::arg("residual_tolerance") = sweep_def.solve.solver.residual_tolerance,
+      py::arg("finite_dim") = py::none(), py::arg("simulate") = false,
+      py::arg("_simulations") = true, py::arg("progress") = py::none(), kSweepDoc);
+
+  m.def(
+      "_simulate_sweep_point",
+      [](const Params& point, std::size_t index, const py::kwargs& options) {
+        const vl::SimOptions sim =
+            sim_options(options, "simulate_sweep", vl::SweepOptions::default_simulation());
+        vl::SweepPoint pt;
+        pt.index = index;
+        pt.solution.params = point;
+        vl::SimulationResult r;
+        {
+          py::gil_scoped_release release;
+          r = vl::simulate_point(sim, pt);
+        }
+        vl::set_simulation(pt, r);
+        return py::make_tuple(pt.simulation, r.converged(), r.message);
+      },
+      py::arg("params"), py::arg("index"),
+      "Internal (icl_theory.distributed): the simulation of the sweep point with global index\n"
+      "`index` (verify::lowrank::simulate_point: base seed derive_seed(seed, index)), as\n"
+      "(cells of simulation_columns(), converged, message).");
+
+  m.def(
+      "_solve_finite_dim",
+      [](const Params& p, int dim, const py::kwargs& switches_kw) {
+        Kwargs k(switches_kw, "solve_finite_dim");
+        theory::FiniteDSwitches switches;
+        k.take_switches(switches);
+        k.finish();
+        const auto o = *theory::finite_dim_request(dim, switches);
+        theory::FiniteDimResult r;
+        {
+          py::gil_scoped_release release;
+          r = theory::solve_finite_dim(p, o);
+        }
+        return to_python(theory::to_json(r));
+      },
+      py::arg("params"), py::arg("dim"),
+      "Internal (icl_theory.solve_finite_dim): the finite-D prediction at dimension `dim`\n"
+      "(theory::solve_finite_dim, docs/finite_dim.md §21) as the dict of its one serializer.");
+
+  bind_grids(m);
 }
 
 }  // namespace icl::python

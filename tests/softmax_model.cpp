@@ -20,14 +20,7 @@ using icl::theory::Params;
 namespace {
 
 Params small_params() {
-  Params p;
-  p.alpha = 2;
-  p.tau = 1.5;
-  p.kappa = 0.5;
-  p.rho = 0.5;
-  p.sigma = 0.01;
-  p.lambda = 0;
-  return p;
+  return Params{.alpha = 2, .tau = 1.5, .kappa = 0.5, .rho = 0.5, .sigma = 0.01, .lambda = 0};
 }
 
 // Every parameter of the model as one list of references.

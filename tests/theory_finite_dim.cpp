@@ -61,12 +61,7 @@ TEST_CASE("finite_dim_refuses_ridgeless_branch_and_bad_dim") {
 }
 
 TEST_CASE("finite_dim_sizes_are_the_simulators_integers") {
-  Params p;
-  p.rho = 0.8;
-  p.kappa = 0.4;
-  p.alpha = 1.5;
-  p.alpha_test = 1.0;
-  p.tau = 0.83;
+  const Params p{.alpha = 1.5, .alpha_test = 1.0, .tau = 0.83, .kappa = 0.4, .rho = 0.8};
   const Params s = at_dimension(p, 33);
   CHECK(s.rho == 26.0 / 33);    // round(26.4)
   CHECK(s.kappa == 13.0 / 33);  // round(13.2)
@@ -77,13 +72,8 @@ TEST_CASE("finite_dim_sizes_are_the_simulators_integers") {
 
 TEST_CASE("finite_dim_test_context_is_q_over_alpha_test") {
   // docs/finite_dim.md §21.3: exact, (1/L_t) tr(Gamma C Gamma^T)/D with the limit's q_P.
-  Params p;
-  p.alpha_test = 4;
-  p.sigma_test = 0.2;
-  p.lambda = 0.05;
-  FiniteDimOptions o;
-  o.dim = 50;
-  const FiniteDimResult r = solve_finite_dim(p, o);
+  const Params p{.alpha_test = 4, .sigma_test = 0.2, .lambda = 0.05};
+  const FiniteDimResult r = solve_finite_dim(p, {.dim = 50});
   REQUIRE(r.converged());
   const auto& s = source(r, "test_context");
   const auto& ord = r.limit.order;
@@ -108,12 +98,8 @@ TEST_CASE("finite_dim_query_norms_match_the_reduced_closed_form") {
   //   e = tau E[a (sigma^2 + a E0)/(Q + a)^2] / (1 - tau E[a^2/(Q + a)^2]),
   // E0 = (tau - 1) e_inf - sigma^2; q, qbar, q0 move with e only. The law of a: two points
   // 1 +- sqrt(2/n) (variance 2/n) at n = 1e5, so D (E(n) - E(inf)) is the slope to ~1e-5.
-  Params p;
-  p.sigma = 0.4;
-  p.tau = 3;
-  FiniteDimOptions o;
-  o.dim = 60;
-  const FiniteDimResult r = solve_finite_dim(p, o);
+  const Params p{.tau = 3, .sigma = 0.4};
+  const FiniteDimResult r = solve_finite_dim(p, {.dim = 60});
   REQUIRE(r.converged());
   const Solution& lim = r.limit;
   const double tau = p.tau, s2 = p.sigma * p.sigma, nu = p.nu(), v = 1 / p.alpha;

@@ -13,22 +13,9 @@ TEST_CASE("task_resolved_with_equal_tasks_is_the_saddle_point") {
   // Both sides of rho = kappa, tau on both sides of 1 (lambda > 0 below), alpha_test and
   // sigma_test: the task-resolved system (Sherman-Morrison per task, a scalar deterministic
   // equivalent on span(A)) and the ten-unknown saddle point agree to the solvers' tolerances.
-  Params paper;
-  Params poor = paper;
-  poor.kappa = 0.5;
-  Params ridge;
-  ridge.tau = 0.6;
-  ridge.rho = 0.5;
-  ridge.lambda = 0.1;
-  Params shifted;
-  shifted.alpha = 1.5;
-  shifted.alpha_test = 1;
-  shifted.tau = 0.8;
-  shifted.kappa = 0.4;
-  shifted.rho = 0.8;
-  shifted.sigma = 0.2;
-  shifted.sigma_test = 0.1;
-  shifted.lambda = 0.02;
+  const Params paper, poor{.kappa = 0.5}, ridge{.tau = 0.6, .rho = 0.5, .lambda = 0.1};
+  const Params shifted{.alpha = 1.5, .alpha_test = 1, .tau = 0.8, .kappa = 0.4, .rho = 0.8,
+                       .sigma = 0.2, .sigma_test = 0.1, .lambda = 0.02};
   for (const Params& p : {paper, poor, ridge, shifted}) {
     const Solution s = solve(p);
     REQUIRE(s.converged());

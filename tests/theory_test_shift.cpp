@@ -33,16 +33,8 @@ void check_components(const Components& a, const Components& b, double tol) {
 std::vector<Params> points() {
   std::vector<Params> ps;
   ps.push_back(Params{});  // the paper's decomposition point, task-rich, lambda = 0
-  Params poor;
-  poor.kappa = 0.5;  // task-poor: S singular inside span(A)
-  ps.push_back(poor);
-  Params ridge;
-  ridge.tau = 0.6;
-  ridge.rho = 0.5;
-  ridge.lambda = 0.1;
-  ridge.alpha_test = 4;
-  ridge.sigma_test = 0.2;
-  ps.push_back(ridge);
+  ps.push_back(Params{.kappa = 0.5});  // task-poor: S singular inside span(A)
+  ps.push_back(Params{.alpha_test = 4, .tau = 0.6, .rho = 0.5, .sigma_test = 0.2, .lambda = 0.1});
   return ps;
 }
 

@@ -17,13 +17,7 @@ using icl::theory::Params;
 
 namespace {
 Params base_params() {
-  Params p;
-  p.alpha = 2;
-  p.tau = 2.25;
-  p.kappa = 1.5;
-  p.rho = 0.6;
-  p.sigma = 0.3;
-  return p;
+  return Params{.alpha = 2, .tau = 2.25, .kappa = 1.5, .rho = 0.6, .sigma = 0.3};
 }
 double max_abs(const MatrixXd& a) { return a.cwiseAbs().maxCoeff(); }
 }  // namespace

@@ -38,12 +38,7 @@ TEST_CASE("weighted 1/D extrapolation recovers a + b/D and its standard error") 
 // extrapolation must land within 3 se + 3% of the theory (the O(1/D^2) curvature left in a
 // linear fit over D = 16..32 is of the order of the squared relative bias, (3/16)^2 ~ 3%).
 TEST_CASE("small-D simulation agrees with the replica theory (paper point)") {
-  Params p;
-  p.alpha = 2;
-  p.tau = 2.25;
-  p.kappa = 1.5;
-  p.rho = 0.9;
-  p.sigma = 0.3;
+  const Params p{.alpha = 2, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3};
   GridPoint gp{"paper", p};
   VerifyOptions o;
   o.dims = {16, 24, 32};

@@ -113,16 +113,8 @@ std::vector<GridPoint> verify_grid(bool quick) {
   using theory::Params;
   auto make = [](double alpha, double alpha_test, double tau, double kappa, double rho,
                  double sigma, double sigma_test, double lambda) {
-    Params p;
-    p.alpha = alpha;
-    p.alpha_test = alpha_test;
-    p.tau = tau;
-    p.kappa = kappa;
-    p.rho = rho;
-    p.sigma = sigma;
-    p.sigma_test = sigma_test;
-    p.lambda = lambda;
-    return p;
+    return Params{.alpha = alpha, .alpha_test = alpha_test, .tau = tau, .kappa = kappa,
+                  .rho = rho, .sigma = sigma, .sigma_test = sigma_test, .lambda = lambda};
   };
   // label: regime / tau side / lambda / test context and noise / shifted test tasks
   std::vector<GridPoint> g = {

@@ -71,6 +71,11 @@ ordered_json to_json(const Sizes& n) {
 
 ordered_json to_json(const numerics::Estimate& e) { return {{"mean", e.mean}, {"sem", e.sem}}; }
 
+ordered_json to_json(const Extrapolation& e) {
+  return {{"value", e.value}, {"se", e.se},     {"slope", e.slope},
+          {"slope_se", e.slope_se}, {"chi2", e.chi2}, {"dof", e.dof}};
+}
+
 std::vector<std::pair<std::string, numerics::Estimate>> named_estimates(const SimulationResult& r) {
   std::vector<std::pair<std::string, numerics::Estimate>> out;
   visit_estimates(r, [&](Path path, const numerics::Estimate& e) {
@@ -229,9 +234,7 @@ ordered_json to_json(const ComparisonRow& row) {
   for (const auto& d : row.dims)
     rj["per_dim"].push_back({{"dim", d.dim}, {"seeds", d.seeds}, {"mean", d.mean},
                              {"sem", d.sem}, {"z", d.z}, {"rel", d.rel}});
-  const auto& ex = row.extrapolated;
-  rj["extrapolated"] = {{"value", ex.value}, {"se", ex.se}, {"slope", ex.slope},
-                        {"slope_se", ex.slope_se}, {"chi2", ex.chi2}, {"dof", ex.dof}};
+  rj["extrapolated"] = to_json(row.extrapolated);
   rj["rel_dev"] = row.rel_dev;
   rj["tolerance"] = row.tolerance;
   return rj;

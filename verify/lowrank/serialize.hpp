@@ -21,6 +21,8 @@ nlohmann::ordered_json to_json(const Sizes& n);
 
 // {"mean": m, "sem": s} (NaN -> null).
 nlohmann::ordered_json to_json(const numerics::Estimate& e);
+// {"value", "se", "slope", "slope_se", "chi2", "dof"}: the 1/D extrapolation of icl verify.
+nlohmann::ordered_json to_json(const Extrapolation& e);
 
 // params, dim, seeds, base_seed, status, message, error, order, [decomposition.{measured,
 // theory}], [distribution], cg, timing, sizes, odg_kind, assignment, sampler, solver, [theory].
