@@ -76,11 +76,7 @@ void register_simulate_command(CLI::App& app) {
     for (const auto& note : r.notes) std::fprintf(stderr, "icl simulate: %s\n", note.c_str());
     nlohmann::ordered_json j = vf::to_json(r);
     if (f->gd_demo) {
-      vf::GdDemoOptions g = f->gd;
-      g.dim = o.dim;
-      g.base_seed = o.base_seed;
-      g.odg = o.odg;
-      j["gd_demo"] = vf::to_json(vf::run(p, g));
+      j["gd_demo"] = vf::to_json(vf::run(p, f->gd.on_data_of(o)));
     }
     if (f->json || !f->out.empty()) emit_json(j, f->out);
     else std::cout << vf::to_text(r);

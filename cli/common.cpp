@@ -16,6 +16,7 @@
 #include "numerics/atomic_file.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
+#include "numerics/parallel.hpp"
 #include "theory/param_input.hpp"
 #include "theory/sweep.hpp"
 
@@ -92,7 +93,7 @@ CLI::Option* add_threads_flag(CLI::App& app, int& threads, bool zero_means_all_c
       .add_option("--threads", threads,
                   std::string("worker threads") + (zero_means_all_cores ? " (0 = all cores)" : "") +
                       "; results do not depend on it")
-      ->check(int_range(zero_means_all_cores ? 0 : 1, 256))
+      ->check(int_range(zero_means_all_cores ? 0 : 1, numerics::kMaxThreads))
       ->capture_default_str();
 }
 CLI::Option* add_json_flag(CLI::App& app, bool& json) {
@@ -132,11 +133,10 @@ std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDS
     if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>) {
       options.push_back(app.add_flag(flag, field, help));
     } else {
-      const std::map<std::string, theory::Assignment> values{
-          {"random", theory::Assignment::Random}, {"balanced", theory::Assignment::Balanced}};
-      options.push_back(app.add_option(flag, field, help)
-                            ->transform(CLI::CheckedTransformer(values))
-                            ->default_str(theory::to_string(field)));
+      options.push_back(add_choice(app, flag, field,
+                                   {{"random", theory::Assignment::Random},
+                                    {"balanced", theory::Assignment::Balanced}},
+                                   help));
     }
   });
   return options;
@@ -207,17 +207,10 @@ RangeSpec parse_range(const std::string& text, const std::string& flag) {
 
 namespace {
 
-// NAME of NAME=... (dashes for underscores) if it is one of theory::Params::names(), else the
-// error `bad` builds.
-template <class Bad>
-std::string flag_param_name(std::string name, const Bad& bad) {
+// NAME of NAME=... with dashes for underscores (the library checks that it is a parameter and
+// names its own field, as it does for Python).
+std::string flag_param_name(std::string name) {
   std::replace(name.begin(), name.end(), '-', '_');
-  const auto& names = theory::Params::names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) {
-    std::string list;
-    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw bad("unknown parameter '" + name + "' (one of " + list + ")");
-  }
   return name;
 }
 
@@ -231,7 +224,7 @@ NamedRange parse_named_range(const std::string& text, const std::string& flag) {
   const auto eq = text.find('=');
   if (eq == std::string::npos) throw bad("missing '='");
   NamedRange g;
-  g.name = flag_param_name(text.substr(0, eq), bad);
+  g.name = flag_param_name(text.substr(0, eq));
   g.range = parse_range(text.substr(eq + 1), flag + " " + g.name);
   return g;
 }
@@ -239,7 +232,7 @@ NamedRange parse_named_range(const std::string& text, const std::string& flag) {
 std::pair<double, double> parse_interval(const std::string& text, const std::string& flag) {
   const auto colon = text.find(':');
   const auto bad = [&] {
-    return ExitError(kExitBadInput, flag + " '" + text + "': expected A:B with numbers A < B");
+    return ExitError(kExitBadInput, flag + " '" + text + "': expected A:B with two numbers");
   };
   if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos) throw bad();
   const auto number = [&](const std::string& s) {
@@ -249,9 +242,8 @@ std::pair<double, double> parse_interval(const std::string& text, const std::str
     if (end != s.c_str() + s.size() || !std::isfinite(v)) throw bad();
     return v;
   };
-  const double a = number(text.substr(0, colon)), b = number(text.substr(colon + 1));
-  if (!(a < b)) throw bad();
-  return {a, b};
+  // The order (A < B) is the library's rule (InvalidParams naming lo or hi), as for Python.
+  return {number(text.substr(0, colon)), number(text.substr(colon + 1))};
 }
 
 NamedInterval parse_named_interval(const std::string& text, const std::string& flag) {
@@ -262,7 +254,7 @@ NamedInterval parse_named_interval(const std::string& text, const std::string& f
   const auto eq = text.find('=');
   if (eq == std::string::npos) throw bad("missing '='");
   NamedInterval g;
-  g.name = flag_param_name(text.substr(0, eq), bad);
+  g.name = flag_param_name(text.substr(0, eq));
   std::tie(g.lo, g.hi) = parse_interval(text.substr(eq + 1), flag + " " + g.name);
   return g;
 }

@@ -68,6 +68,31 @@ CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& w
 // figure); created when missing.
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what);
 
+// An option whose value is one of `choices` (name -> enum value), written into `field` as it is
+// parsed; the help lists the names and the current value of `field` as the default.
+template <class E>
+CLI::Option* add_choice(CLI::App& app, const std::string& flag, E& field,
+                        const std::vector<std::pair<std::string, E>>& choices,
+                        const std::string& help) {
+  std::vector<std::string> names;
+  std::string current;
+  for (const auto& [name, value] : choices) {
+    names.push_back(name);
+    if (value == field) current = name;
+  }
+  return app
+      .add_option_function<std::string>(
+          flag,
+          [&field, choices](const std::string& s) {
+            for (const auto& [name, value] : choices)
+              if (name == s) field = value;
+          },
+          help)
+      ->check(CLI::IsMember(names))
+      ->type_name("NAME")
+      ->default_str(current);
+}
+
 // The finite-D switches (theory/finite_d_switches.hpp, docs/simulation.md §13.7): one flag per
 // switch of theory::visit_switches (--sphere-queries, --fixed-norm-tasks, --assignment
 // random|balanced, --gaussian-context), writing into `switches`; `scope` is appended to the
@@ -103,13 +128,14 @@ struct RangeSpec {
   int count = 0;
 };
 RangeSpec parse_range(const std::string& text, const std::string& flag);
-// NAME=START:STOP:COUNT with NAME one of theory::Params::names() (dashes for underscores).
+// NAME=START:STOP:COUNT, NAME with dashes for underscores (whether it is a parameter is the
+// library's check, naming its own field).
 struct NamedRange {
   std::string name;
   RangeSpec range;
 };
 NamedRange parse_named_range(const std::string& text, const std::string& flag);
-// A:B with two finite numbers A < B (icl optimize --range).
+// A:B with two finite numbers (icl optimize --range; A < B is the library's check).
 std::pair<double, double> parse_interval(const std::string& text, const std::string& flag);
 // NAME=A:B, NAME as in parse_named_range (icl boundary --x).
 struct NamedInterval {

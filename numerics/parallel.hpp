@@ -15,6 +15,12 @@
 
 namespace icl::numerics {
 
+// The worker-thread counts every entry accepts: 1..kMaxThreads, and 0 (= every core) where the
+// entry says so. check_threads throws InvalidParams("threads") otherwise; the CLI's --threads
+// takes its range from here.
+inline constexpr int kMaxThreads = 256;
+void check_threads(int threads, bool zero_means_all_cores);
+
 // threads <= 0: every core (std::thread::hardware_concurrency, at least 1). The calling thread
 // works too; at most n threads are used. progress(done, n, what) after each item, serialized.
 // Cancellation: when progress throws (a front end's interrupt), no new item starts, the running

@@ -1,6 +1,6 @@
 // Data step of figure 7: one softmax-attention layer trained on the low-rank pretraining data
 // (docs/softmax.md) against the linear-attention theory and simulation. The runs are
-// verify::softmax::run_points, the table's columns verify::softmax::sweep_columns() (the
+// verify::softmax::run, the table's columns verify::softmax::sweep_columns() (the
 // `icl softmax --sweep-rho` TSV) plus alpha and softmax_ok.
 #include <algorithm>
 #include <cstdlib>
@@ -77,7 +77,7 @@ FigureData fig_softmax(const Settings& s, const numerics::Progress& progress) {
   std::vector<verify::softmax::PointResult> res;
   nlohmann::json errors = nlohmann::json::array();
   try {
-    res = verify::softmax::run_points(
+    res = verify::softmax::run(
         points, o, [&](std::size_t done, std::size_t total, const std::string& what) {
           if (progress)
             progress(done, total, what == "linear" ? "linear simulation" : "softmax training");

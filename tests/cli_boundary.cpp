@@ -59,7 +59,7 @@ TEST_CASE("icl boundary: bad criterion, --x, --y, --level are exit 2 with one li
       {"boundary --x rho=0.1:1 --y alpha=1:2:2", "criterion"},
       {"boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --argmin idg", "excludes"},
       {"boundary --x rho=0.1:1:5 --y alpha=1:2:2 --steepest idg", "--x"},
-      {"boundary --x beta=0.1:1 --y alpha=1:2:2 --steepest idg", "--x"},
+      {"boundary --x beta=0.1:1 --y alpha=1:2:2 --steepest idg", "invalid parameter x"},
       {"boundary --x rho=0.1:1 --y alpha=1:2 --steepest idg", "--y"},
       {"boundary --x rho=0.1:1 --y rho=0.1:0.2:2 --steepest idg", "invalid parameter y"},
       {"boundary --x rho=0.1:2 --y alpha=1:2:2 --steepest idg", "invalid parameter hi"},

@@ -35,7 +35,7 @@ TEST_CASE("icl optimize: bad --over, --range, --minimize are exit 2 with one lin
   // The checks of OptimizeOptions::validate() name the library's field ("invalid parameter F").
   expect_bad_inputs({
       {"optimize --over beta", "invalid parameter over"},
-      {"optimize --over lambda --range 1:0.5", "--range"},
+      {"optimize --over lambda --range 1:0.5", "invalid parameter hi"},
       {"optimize --over lambda --range 1:", "--range"},
       {"optimize --over lambda --range 0.1:1:5", "--range"},
       {"optimize --over lambda --range a:b", "--range"},

@@ -268,10 +268,10 @@ TEST_CASE("softmax runs are reproducible and independent of the thread count") {
   std::vector<Params> pts{p, p};
   pts[1].rho = 1.0;
   o.threads = 1;
-  const auto a = run_points(pts, o);
-  const auto b = run_points(pts, o);
+  const auto a = run(pts, o);
+  const auto b = run(pts, o);
   o.threads = 3;
-  const auto c = run_points(pts, o);
+  const auto c = run(pts, o);
   const auto single = run(pts[1], o).point;
   REQUIRE(a.size() == 2);
   for (int i = 0; i < 2; ++i) {
@@ -287,7 +287,7 @@ TEST_CASE("softmax runs are reproducible and independent of the thread count") {
     CHECK(a[0].seeds[k].seed == icl::numerics::derive_seed(o.base_seed, std::uint64_t(k)));
   // A different base seed changes the numbers.
   o.base_seed += 1;
-  CHECK(strip(run_points({p}, o)[0]) != strip(a[0]));
+  CHECK(strip(run(std::vector<Params>{p}, o)[0]) != strip(a[0]));
 }
 
 TEST_CASE("softmax options are validated naming the field") {
@@ -338,8 +338,8 @@ TEST_CASE("SoftmaxOptions::validate names each out-of-range field, and the defau
   SoftmaxOptions bad;
   bad.seeds = 0;
   CHECK_THROWS_AS(run(small_params(), bad), icl::InvalidParams);
-  CHECK_THROWS_AS(run_rho_sweep(small_params(), {0.5, 1.5}, SoftmaxOptions{}), icl::InvalidParams);
-  CHECK_THROWS_AS(run_rho_sweep(small_params(), {}, SoftmaxOptions{}), icl::InvalidParams);
+  CHECK_THROWS_AS(run(small_params(), {0.5, 1.5}, SoftmaxOptions{}), icl::InvalidParams);
+  CHECK_THROWS_AS(run(small_params(), {}, SoftmaxOptions{}), icl::InvalidParams);
 }
 
 TEST_CASE("softmax typed result: per-protocol estimates and training facts match the seeds") {

@@ -309,8 +309,8 @@ void BoundaryOptions::validate() const {
   if (criterion != Criterion::Level && !std::isnan(level))
     throw InvalidParams("level", "only with the level criterion (got criterion " +
                                      std::string(to_string(criterion)) + ")");
-  if (!is_param_name(x)) throw InvalidParams("x", "unknown parameter name '" + x + "'");
-  if (!is_param_name(y)) throw InvalidParams("y", "unknown parameter name '" + y + "'");
+  Params::check_name(x, "x");
+  Params::check_name(y, "y");
   if (x == y) throw InvalidParams("y", "must differ from x (both '" + x + "')");
   // gamma = tau / kappa: stepping one of them while searching the other is well defined, but
   // gamma with tau would overwrite each other (Params::set).
@@ -321,8 +321,7 @@ void BoundaryOptions::validate() const {
     throw InvalidParams("ys", "needs 1 to 100000 values (got " + std::to_string(ys.size()) + ")");
   if (!(derivative_step > 0 && derivative_step <= 0.1))
     throw InvalidParams("derivative_step", "must be in (0, 0.1] (got " + fmt(derivative_step) + ")");
-  if (threads < 0 || threads > 256)
-    throw InvalidParams("threads", "must be in [0, 256] (got " + std::to_string(threads) + ")");
+  numerics::check_threads(threads, /*zero_means_all_cores=*/true);
 }
 
 BoundaryResult run(const Params& base, const BoundaryOptions& options,

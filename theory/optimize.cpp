@@ -39,7 +39,7 @@ Objective objective_from_string(const std::string& s) {
 }
 
 void OptimizeOptions::validate() const {
-  if (!is_param_name(over)) throw InvalidParams("over", "unknown parameter name '" + over + "'");
+  Params::check_name(over, "over");
   validate_search(over, lo, hi, scan_points, bits, max_iterations);
   if (max_refinements < 1 || max_refinements > 100)
     throw InvalidParams("max_refinements",

@@ -1,9 +1,12 @@
 #include "theory/params.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 
 #include "numerics/error.hpp"
+#include "numerics/suggest.hpp"
 #include "numerics/format.hpp"
 
 namespace icl::theory {
@@ -133,6 +136,15 @@ const std::vector<std::string>& Params::names() {
   return n;
 }
 
+void Params::check_name(const std::string& name, const std::string& field) {
+  const auto& n = names();
+  if (std::find(n.begin(), n.end(), name) != n.end()) return;
+  std::string list;
+  for (const auto& k : n) list += (list.empty() ? "" : ", ") + k;
+  throw InvalidParams(field, "unknown parameter '" + name + "'" +
+                                 numerics::did_you_mean(name, n) + "; one of " + list);
+}
+
 double Params::get(const std::string& name) const {
   if (name == "alpha") return alpha;
   if (name == "alpha_test") return effective_alpha_test();
@@ -144,7 +156,8 @@ double Params::get(const std::string& name) const {
   if (name == "sigma_test") return sigma_test;
   if (name == "lambda") return lambda;
   if (name == "test_overlap") return test_overlap.value_or(std::nan(""));
-  throw InvalidParams(name, "unknown parameter name");
+  check_name(name);
+  return std::nan("");
 }
 
 void Params::set(const std::string& name, double value) {
@@ -165,7 +178,7 @@ void Params::set(const std::string& name, double value) {
   else if (name == "sigma_test") sigma_test = value;
   else if (name == "lambda") lambda = value;
   else if (name == "test_overlap") test_overlap = value;
-  else throw InvalidParams(name, "unknown parameter name");
+  else check_name(name);
 }
 
 }  // namespace icl::theory

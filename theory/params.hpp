@@ -68,6 +68,8 @@ struct Params {
   // keeps tau; setting rho with a task_spectrum throws InvalidParams("rho") (the spectrum does
   // not use it); getting test_overlap when it is unset gives NaN.
   static const std::vector<std::string>& names();
+  // InvalidParams(field) unless name is one of names(): the list and the closest name.
+  static void check_name(const std::string& name, const std::string& field = "name");
   double get(const std::string& name) const;  // throws InvalidParams for an unknown name
   void set(const std::string& name, double value);
 };

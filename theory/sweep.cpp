@@ -60,14 +60,14 @@ void SweepOptions::validate() const {
 }
 
 void PhaseOptions::validate() const {
-  if (threads < 0) throw InvalidParams("threads", "must be >= 0, got " + std::to_string(threads));
+  numerics::check_threads(threads, /*zero_means_all_cores=*/true);
 }
 
 std::vector<Solution> sweep(const Params& base, const std::string& name,
                             const std::vector<double>& values, const SweepOptions& options,
                             const numerics::Progress& progress) {
   options.validate();
-  base.get(name);  // unknown names throw
+  Params::check_name(name);
   for (double v : values)
     validate_point(with_param(base, name, v), options.solve.method, [&] { return describe(name, v); });
   std::vector<Solution> out;
@@ -129,7 +129,7 @@ std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::stri
                                              const std::vector<double>& values,
                                              const FiniteDimOptions& options,
                                              const numerics::Progress& progress) {
-  base.get(name);  // unknown names throw
+  Params::check_name(name);
   options.validate();
   std::vector<Params> points;
   points.reserve(values.size());
@@ -171,8 +171,8 @@ std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
                                  const std::vector<double>& xs, const std::string& y_name,
                                  const std::vector<double>& ys, const PhaseOptions& options,
                                  const numerics::Progress& progress) {
-  base.get(x_name);
-  base.get(y_name);
+  Params::check_name(x_name, "x_name");
+  Params::check_name(y_name, "y_name");
   if (x_name == y_name)
     throw InvalidParams("y_name", "must vary a different parameter than x_name (both are '" +
                                       x_name + "': one axis would overwrite the other)");

@@ -4,6 +4,7 @@ CLI must exit 2 with a one-line message that names the field (as the library's
 'invalid parameter <field>:' or as the flag --<field with dashes>), and Python must raise
 icl_theory.InvalidParams whose .field is that field. Run with unittest; ICL_EXE is the icl
 program (the test is skipped without it)."""
+import math
 import os
 import subprocess
 import unittest
@@ -78,6 +79,69 @@ ROWS = [
      lambda: icl.sweep(P(tau=0.5), "lambda_", [0, 0.1], simulate=True, dim=10, seeds=1),
      "lambda"),
     ("sweep --vary alpha=1:2:2 --shard 3/2", None, "shard"),
+    ("sweep --vary beta=1:2:2", lambda: icl.sweep(P(), "beta", [1, 2]), "name"),
+    ("phase --x beta=1:2:2 --y rho=0.2:0.5:2",
+     lambda: icl.phase_grid(P(), "beta", [1, 2], "rho", [0.2, 0.5]), "x_name"),
+    ("simulate --dim 10 --seeds 1 --threads 300",
+     lambda: icl.simulate(P(), dim=10, seeds=1, threads=300), "threads"),
+    ("phase --x rho=0.2:0.5:2 --y kappa=1:2:2 --threads 300",
+     lambda: icl.phase_grid(P(), "rho", [0.2, 0.5], "kappa", [1, 2], threads=300), "threads"),
+    # optimize and boundary (OptimizeOptions/BoundaryOptions::validate, docs/errors_phases.md
+    # §18-§19).
+    ("optimize --over beta", lambda: icl.optimize(P(), "beta"), "over"),
+    ("optimize --over lambda --minimize foo", lambda: icl.optimize(P(), "lambda", minimize="foo"),
+     "objective"),
+    ("optimize --over lambda --minimize shift",
+     lambda: icl.optimize(P(), "lambda", minimize="shift"), "objective"),
+    ("optimize --over lambda --range -1:1", lambda: icl.optimize(P(), "lambda", range=(-1, 1)),
+     "lo"),
+    ("optimize --over lambda --range 1:0.5", lambda: icl.optimize(P(), "lambda", range=(1, 0.5)),
+     "hi"),
+    ("optimize --over rho --range 0.1:2", lambda: icl.optimize(P(), "rho", range=(0.1, 2)), "hi"),
+    ("optimize --over lambda --scan-points 2",
+     lambda: icl.optimize(P(), "lambda", scan_points=2), "scan_points"),
+    ("optimize --over rho --task-spectrum powerlaw:1:8",
+     lambda: icl.optimize(spectrum_params(), "rho"), "rho"),
+    ("boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest foo",
+     lambda: icl.boundary(P(), "rho", "alpha", [1, 2], criterion="steepest", quantity="foo"),
+     "quantity"),
+    ("boundary --x rho=0.1:1 --y rho=0.1:0.2:2 --steepest idg",
+     lambda: icl.boundary(P(), "rho", "rho", [0.1, 0.2], criterion="steepest"), "y"),
+    ("boundary --x beta=0.1:1 --y alpha=1:2:2 --steepest idg",
+     lambda: icl.boundary(P(), "beta", "alpha", [1, 2], criterion="steepest"), "x"),
+    ("boundary --x rho=0.5:0.1 --y alpha=1:2:2 --steepest idg",
+     lambda: icl.boundary(P(), "rho", "alpha", [1, 2], criterion="steepest", range=(0.5, 0.1)),
+     "hi"),
+    ("boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --derivative-step 0.5",
+     lambda: icl.boundary(P(), "rho", "alpha", [1, 2], criterion="steepest",
+                          derivative_step=0.5), "derivative_step"),
+    ("boundary --x rho=0.1:1 --y alpha=-1:2:2 --steepest idg",
+     lambda: icl.boundary(P(), "rho", "alpha", [-1, 2], criterion="steepest"), "alpha"),
+    ("boundary --x rho=0.1:1 --y alpha=1:2:2 --level idg=inf",
+     lambda: icl.boundary(P(), "rho", "alpha", [1, 2], criterion="level", level=math.inf),
+     "level"),
+    # The rank-1 patch (the options' validate(), docs/patch.md §2, §14).
+    ("patch check --d 0", lambda: icl.patch_check(d=0), "d"),
+    ("patch check --layers 0", lambda: icl.patch_check(layers=0), "layers"),
+    ("patch check --heads 0", lambda: icl.patch_check(heads=0), "heads"),
+    ("patch check --kind lstm", lambda: icl.patch_check(kind="lstm"), "kind"),
+    ("patch check --block prenorm", lambda: icl.patch_check(block="prenorm"), "block"),
+    ("patch check --norm batchnorm", lambda: icl.patch_check(norm="batchnorm"), "norm"),
+    ("patch check --block plain --norm rmsnorm",
+     lambda: icl.patch_check(block="plain", norm="rmsnorm"), "norm"),
+    ("patch check --mlp swiglu --mlp-depth 1",
+     lambda: icl.patch_check(mlp="swiglu", mlp_depth=1), "mlp_depth"),
+    ("patch check --context 0", lambda: icl.patch_check(context=0), "context"),
+    ("patch check --pos 99 --context 5", lambda: icl.patch_check(pos=99, context=5), "pos"),
+    ("patch check --chunk 9:3", lambda: icl.patch_check(chunk=(9, 3)), "chunk"),
+    ("patch check --tol 0", lambda: icl.patch_check(tol=0), "tol"),
+    ("patch check --weights /nonexistent/w.txt",
+     lambda: icl.patch_check(weights="/nonexistent/w.txt"), "weights"),
+    ("patch dynamics --context 1", lambda: icl.patch_dynamics(context=1), "context"),
+    ("patch dynamics --mlp mish", lambda: icl.patch_dynamics(mlp="mish"), "mlp"),
+    # The softmax check (SoftmaxOptions::validate; no Python binding: the library's field).
+    ("softmax --dim 8 --seeds 1 --epochs 0", None, "epochs"),
+    ("softmax --dim 8 --seeds 1 --attn-dim 0", None, "attn_dim"),
 ]
 
 

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 
 #include "numerics/error.hpp"
+#include "numerics/parallel.hpp"
 #include "numerics/timing.hpp"
 #include "theory/quantity.hpp"
 
@@ -166,7 +167,7 @@ void VerifyOptions::validate() const {
     if (d < 2 || d > 2000) throw InvalidParams("dims", "each must be in [2, 2000]");
   for (int s : seeds)
     if (s < 2) throw InvalidParams("seeds", "each must be >= 2 (a standard error needs two)");
-  if (threads < 1) throw InvalidParams("threads", "must be >= 1");
+  numerics::check_threads(threads, false);
   if (!(k_se >= 0)) throw InvalidParams("k_se", "must be >= 0");
   if (!(rel_tol >= 0)) throw InvalidParams("rel_tol", "must be >= 0");
   if (!(abs_tol >= 0)) throw InvalidParams("abs_tol", "must be >= 0");

@@ -13,6 +13,14 @@
 
 namespace icl::verify::lowrank {
 
+GdDemoOptions GdDemoOptions::on_data_of(const SimOptions& s) const {
+  GdDemoOptions g = *this;
+  g.dim = s.dim;
+  g.base_seed = s.base_seed;
+  g.odg = s.odg;
+  return g;
+}
+
 void GdDemoOptions::validate() const {
   if (dim < 2 || dim > 2000)
     throw InvalidParams("dim", "must be in [2, 2000], got " + std::to_string(dim));

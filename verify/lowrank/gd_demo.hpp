@@ -10,6 +10,7 @@
 #include "numerics/status.hpp"
 #include "theory/params.hpp"
 #include "verify/lowrank/data.hpp"
+#include "verify/lowrank/simulator.hpp"
 #include "verify/lowrank/training.hpp"
 
 namespace icl::verify::lowrank {
@@ -23,6 +24,9 @@ struct GdDemoOptions {
   OdgKind odg = OdgKind::Isotropic; // Subspace only for low-rank tasks
   CgOptions reference{.tolerance = 1e-10, .max_iterations = 20000};  // the CG solution
   void validate() const;            // InvalidParams naming the field
+  // These options on the data of seed 0 of simulation `s` (its dim, base seed and ODG kind):
+  // `icl simulate --gd-demo`.
+  GdDemoOptions on_data_of(const SimOptions& s) const;
 };
 
 struct GdRun {

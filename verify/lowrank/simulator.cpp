@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "numerics/error.hpp"
+#include "numerics/parallel.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "numerics/timing.hpp"
 
@@ -111,7 +112,7 @@ void SimOptions::validate() const {
   if (dim < 2 || dim > 2000)
     throw InvalidParams("dim", "must be in [2, 2000], got " + std::to_string(dim));
   if (seeds < 1) throw InvalidParams("seeds", "must be >= 1, got " + std::to_string(seeds));
-  if (threads < 1) throw InvalidParams("threads", "must be >= 1, got " + std::to_string(threads));
+  numerics::check_threads(threads, false);
   if (solver == Solver::Direct && dim > 40)
     throw InvalidParams("solver", "direct (dense D^2 x D^2) needs dim <= 40, got " +
                                       std::to_string(dim));

@@ -14,7 +14,7 @@ SimOptions SweepOptions::default_simulation() { return SimOptions{.dim = 40}; }
 void SweepOptions::validate() const {
   shard.validate();
   theory.validate();
-  base.get(name);  // an unknown name throws
+  theory::Params::check_name(name);
   if (finite_dim) finite_dim->validate();
   if (simulation) simulation->validate();
   if (finite_dim && simulation && !(finite_dim->switches == simulation->switches))

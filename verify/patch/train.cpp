@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "numerics/error.hpp"
+#include "numerics/parallel.hpp"
 #include "numerics/seed.hpp"
 #include "verify/patch/patch.hpp"
 
@@ -122,7 +123,7 @@ void TrainOptions::validate() const {
   if (!(clip >= 0)) fail("clip", "must be >= 0");
   if (eval_every < 1) fail("eval_every", "must be >= 1");
   if (eval_prompts < 1) fail("eval_prompts", "must be >= 1");
-  if (threads < 1) fail("threads", "must be >= 1");
+  numerics::check_threads(threads, false);
 }
 
 TrainResult train(Weights<double>& w, const TrainOptions& p, const numerics::Progress& progress) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "numerics/error.hpp"
+#include "numerics/parallel.hpp"
 #include "numerics/seed.hpp"
 #include "verify/lowrank/simulator.hpp"
 #include "numerics/timing.hpp"
@@ -126,13 +127,15 @@ PointResult summarize(const theory::Params& p, std::vector<SeedResult> seeds) {
 void SoftmaxOptions::validate() const {
   if (dim < 2) throw InvalidParams("dim", "must be >= 2");
   if (seeds < 1) throw InvalidParams("seeds", "must be >= 1");
-  if (threads < 1) throw InvalidParams("threads", "must be >= 1");
-  if (attn_dim < 1) throw InvalidParams("attn_dim", "must be >= 1");
-  if (test_prompts < 1) throw InvalidParams("prompts", "must be >= 1");
+  numerics::check_threads(threads, false);
+  if (attn_dim < 1 || attn_dim > 1000) throw InvalidParams("attn_dim", "must be in [1, 1000]");
+  if (test_prompts < 1 || test_prompts > 10000000)
+    throw InvalidParams("prompts", "must be in [1, 10000000]");
   const TrainOptions& t = train;
-  if (!(t.lr > 0) || !std::isfinite(t.lr)) throw InvalidParams("lr", "must be > 0");
-  if (t.max_epochs < 1) throw InvalidParams("epochs", "must be >= 1");
-  if (!(t.tol >= 0)) throw InvalidParams("tol", "must be >= 0");
+  if (!(t.lr >= 1e-12 && t.lr <= 10)) throw InvalidParams("lr", "must be in [1e-12, 10]");
+  if (t.max_epochs < 1 || t.max_epochs > 10000000)
+    throw InvalidParams("epochs", "must be in [1, 10000000]");
+  if (!(t.tol >= 0 && t.tol <= 1)) throw InvalidParams("tol", "must be in [0, 1]");
   if (!(t.beta1 >= 0 && t.beta1 < 1) || !(t.beta2 >= 0 && t.beta2 < 1))
     throw InvalidParams("betas", "must be in [0, 1)");
   if (!(t.eps > 0)) throw InvalidParams("eps", "must be > 0");
@@ -198,7 +201,7 @@ SeedResult run_seed(const theory::Params& p, const SoftmaxOptions& o, std::uint6
   return out;
 }
 
-std::vector<PointResult> run_points(const std::vector<theory::Params>& points,
+std::vector<PointResult> run(const std::vector<theory::Params>& points,
                                     const SoftmaxOptions& o, const numerics::Progress& progress) {
   for (const auto& p : points) validate(p, o);
   const std::size_t S = std::size_t(o.seeds);
@@ -237,14 +240,14 @@ std::vector<PointResult> run_points(const std::vector<theory::Params>& points,
 }
 
 namespace {
-// run_points with the wall times of its two stages.
+// run(points) with the wall times of its two stages.
 std::vector<PointResult> run_timed(const std::vector<theory::Params>& points,
                                    const SoftmaxOptions& o, const numerics::Progress& progress,
                                    double& softmax_seconds, double& linear_seconds) {
   SoftmaxOptions softmax_only = o;
   softmax_only.compare_linear = false;
   const auto t0 = Clock::now();
-  std::vector<PointResult> out = run_points(points, softmax_only, progress);
+  std::vector<PointResult> out = run(points, softmax_only, progress);
   softmax_seconds = seconds_since(t0);
   const auto t1 = Clock::now();
   if (o.compare_linear) add_linear_comparisons(points, o, progress, out);
@@ -261,8 +264,8 @@ SoftmaxResult run(const theory::Params& p, const SoftmaxOptions& o,
   return r;
 }
 
-SweepResult run_rho_sweep(const theory::Params& base, const std::vector<double>& rhos,
-                          const SoftmaxOptions& o, const numerics::Progress& progress) {
+SweepResult run(const theory::Params& base, const std::vector<double>& rhos,
+                const SoftmaxOptions& o, const numerics::Progress& progress) {
   if (rhos.empty()) throw InvalidParams("rho", "the sweep needs at least one value");
   std::vector<theory::Params> pts;
   for (double rho : rhos) {

@@ -38,10 +38,10 @@ struct SoftmaxOptions {
   int seeds = 5;                     // independent seeds, >= 1
   std::uint64_t base_seed = 20251;   // seed k is numerics::derive_seed(base_seed, k)
   int threads = 2;                   // worker threads over (point, seed), >= 1; results do not depend on it
-  int attn_dim = 4;                  // attention (query/key) dimension d, >= 1 (docs/softmax.md §2)
+  int attn_dim = 4;                  // attention (query/key) dimension d, 1..1000 (docs/softmax.md §2)
   Init init = Init::Glorot;          // docs/softmax.md §3
-  TrainOptions train;                // lr > 0, max_epochs >= 1, tol >= 0, betas in [0, 1), eps > 0
-  int test_prompts = 3000;           // fresh prompts per protocol (the authors' n_test), >= 1
+  TrainOptions train;  // lr in [1e-12, 10], max_epochs 1..10^7, tol in [0, 1], betas in [0, 1), eps > 0
+  int test_prompts = 3000;           // fresh prompts per protocol (the authors' n_test), 1..10^7
   verify::lowrank::Assignment assignment = verify::lowrank::Assignment::Random;
   verify::lowrank::OdgKind odg = verify::lowrank::OdgKind::Isotropic;
   bool compare_linear = true;        // also the linear theory and the linear simulator
@@ -131,13 +131,14 @@ SeedResult run_seed(const theory::Params& p, const SoftmaxOptions& o, std::uint6
 // Several points with the same seeds (seed k of every point is derive_seed(base_seed, k)); all
 // (point, seed) runs share one pool of o.threads threads. Progress: stage "softmax seed" after
 // each run, then (compare_linear) stage "linear" after each point's comparisons.
-std::vector<PointResult> run_points(const std::vector<theory::Params>& points,
-                                    const SoftmaxOptions& o,
-                                    const numerics::Progress& progress = {});
+std::vector<PointResult> run(const std::vector<theory::Params>& points, const SoftmaxOptions& o,
+                             const numerics::Progress& progress = {});
+// One point.
 SoftmaxResult run(const theory::Params& p, const SoftmaxOptions& o,
                   const numerics::Progress& progress = {});
-// rho in (0, 1] for every value (InvalidParams("rho") otherwise), at least one value.
-SweepResult run_rho_sweep(const theory::Params& base, const std::vector<double>& rhos,
-                          const SoftmaxOptions& o, const numerics::Progress& progress = {});
+// A sweep over rho at the other parameters of `base`: rho in (0, 1] for every value
+// (InvalidParams("rho") otherwise), at least one value.
+SweepResult run(const theory::Params& base, const std::vector<double>& rhos,
+                const SoftmaxOptions& o, const numerics::Progress& progress = {});
 
 }  // namespace icl::verify::softmax

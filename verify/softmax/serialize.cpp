@@ -203,4 +203,11 @@ ordered_json sweep_meta(const SweepResult& r) {
   return meta;
 }
 
+numerics::Table to_table(const SweepResult& r) {
+  numerics::Table t;
+  t.columns = sweep_columns();
+  for (const PointResult& point : r.points) t.rows.push_back(sweep_row(point));
+  return t;
+}
+
 }  // namespace icl::verify::softmax

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "numerics/table.hpp"
 #include "verify/softmax/experiment.hpp"
 
 namespace icl::verify::softmax {
@@ -24,6 +25,7 @@ std::string to_text(const SoftmaxResult& r);
 // epochs_max, converged, train_loss_mean, zero_idg_mean, theory_converged, not_converged.
 std::vector<std::string> sweep_columns();
 std::vector<double> sweep_row(const PointResult& p);
+numerics::Table to_table(const SweepResult& r);  // sweep_columns(), one sweep_row per point
 // The sidecar of the sweep's TSV: the fixed parameters, sizes, model, training options, the
 // meaning of the columns and the timing.
 nlohmann::ordered_json sweep_meta(const SweepResult& r);
