@@ -6,7 +6,7 @@ the interpreter that runs this script (sys.executable), with the tests, benchmar
 built alone, and installed (component icl_python) into the wheel's build folder.
 
 Environment: CMAKE_BUILD_PARALLEL_LEVEL (default: number of CPUs), CMAKE_CXX_COMPILER_LAUNCHER
-(default: ccache when on PATH), ICL_CMAKE_ARGS (extra configure arguments, split on spaces).
+(default: ccache when installed, CMake option ICL_CCACHE), ICL_CMAKE_ARGS (extra configure arguments, split on spaces).
 """
 import os
 import re
@@ -42,7 +42,11 @@ class CMakeBuild(build_ext):
             raise RuntimeError("cmake (>= 3.20) is needed to build icl_theory")
         out = Path(self.get_ext_fullpath(ext.name)).resolve()
         out.parent.mkdir(parents=True, exist_ok=True)
-        build = Path(self.build_temp).resolve() / "cmake"
+        # The CMake tree is build-python/ itself, one level below the source like CMake's own
+        # build/: with ccache (CCACHE_BASEDIR at or above the source, CCACHE_NOHASHDIR=1) the
+        # compile commands are then the same relative to their folders, and a `pip install .`
+        # after `cmake --build build` (or in another copy of the source) reuses its objects.
+        build = ROOT / BUILD_BASE
         build.mkdir(parents=True, exist_ok=True)
 
         cfg = "Debug" if self.debug else "Release"
@@ -59,8 +63,6 @@ class CMakeBuild(build_ext):
             args.append(f"-Dpybind11_DIR={pybind11.get_cmake_dir()}")
         except ImportError:
             pass
-        if not os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER") and shutil.which("ccache"):
-            args.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
         args += os.environ.get("ICL_CMAKE_ARGS", "").split()
         subprocess.run(args, check=True)
 
@@ -78,9 +80,11 @@ class CMakeBuild(build_ext):
         shutil.copyfile(built[0], out)
 
 
-# setuptools' build folder and egg-info go to build-python/ (ignored by git, not CMake's build/).
+# CMake's tree is build-python/ (above), setuptools' build folder and egg-info go to
+# build-python/setuptools/ (both ignored by git, neither is CMake's build/).
 BUILD_BASE = "build-python"
-(ROOT / BUILD_BASE).mkdir(exist_ok=True)
+SETUPTOOLS_BASE = BUILD_BASE + "/setuptools"
+(ROOT / SETUPTOOLS_BASE).mkdir(parents=True, exist_ok=True)
 
 setup(
     version=project_version(),
@@ -88,6 +92,6 @@ setup(
     cmdclass={"build_ext": CMakeBuild},
     packages=["icl_theory"],
     package_dir={"icl_theory": "python/package"},
-    options={"build": {"build_base": BUILD_BASE}, "egg_info": {"egg_base": BUILD_BASE}},
+    options={"build": {"build_base": SETUPTOOLS_BASE}, "egg_info": {"egg_base": SETUPTOOLS_BASE}},
     zip_safe=False,
 )

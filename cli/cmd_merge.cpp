@@ -82,7 +82,7 @@ void register_merge(CLI::App& app) {
   auto* cmd = app.add_subcommand("merge", "Join the shards of icl sweep/phase --shard I/N into one TSV");
   cmd->add_option("inputs", opt->inputs, "shard TSV files (each with its .json sidecar)")->required();
   cmd->add_option("--out", opt->out, "merged TSV FILE and its sidecar FILE.json (written atomically)")
-      ->type_name("FILE")->required();
+      ->type_name("FILE")->required()->check(output_file_check());
   cmd->callback([opt] {
     std::vector<ShardFile> shards;
     for (const auto& p : opt->inputs) shards.push_back(read_shard(p));

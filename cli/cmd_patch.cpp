@@ -135,7 +135,7 @@ void add_training_flags(CLI::App* a, P::TrainOptions& t, bool before_experiment)
 void add_output_flags(CLI::App* a, Output& o, const std::string& out_what, bool saves) {
   if (saves) {
     a->add_option("--save", o.save, "save the (trained) weights to FILE (FILE.safetensors: safetensors)")
-        ->group("Training");
+        ->check(output_file_check())->group("Training");
     a->add_option("--save-dtype", o.save_dtype, "dtype of a .safetensors --save: f64 | f32 | bf16")
         ->check(CLI::IsMember({"f64", "f32", "bf16"}))->group("Training")->capture_default_str();
   }

@@ -39,12 +39,6 @@ void register_solve(CLI::App& app) {
     if (const auto o = opt->finite_dim.options()) fd = opt->finite_dim.solve(p, *o);
     const theory::Solution s =
         theory::solve(p, {.method = theory::method_from_string(opt->method)});
-    if (!s.converged()) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "%s solve did not converge: residual norm %.3g (%s)",
-                    theory::to_string(s.method), s.residual_norm, s.message.c_str());
-      throw ExitError(kExitNotConverged, buf);
-    }
     if (opt->json || !opt->out.empty()) {
       nlohmann::ordered_json j = theory::to_json(s);
       if (fd) j["finite_dim"] = theory::to_json(*fd);
@@ -53,7 +47,13 @@ void register_solve(CLI::App& app) {
       std::cout << theory::to_text(s);
       if (fd) std::cout << theory::to_text(*fd);
     }
-    // Printed first (status and message, null values), as `icl simulate` does.
+    // Printed first (status, message, residual and null values), then exit 3.
+    if (!s.converged()) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s solve did not converge: residual norm %.3g (%s)",
+                    theory::to_string(s.method), s.residual_norm, s.message.c_str());
+      throw ExitError(kExitNotConverged, buf);
+    }
     if (fd && !fd->converged()) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "finite-D prediction at --finite-dim %d: %s, residual norm %.3g (%s)",

@@ -102,25 +102,33 @@ CLI::Option* add_json_flag(CLI::App& app, bool& json) {
 CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet) {
   return app.add_flag("--quiet", quiet, "no progress on stderr");
 }
-CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what) {
-  // The output folder is settled while the flags are parsed, before any computation: a missing
-  // folder is created (as `icl figs --out DIR` does), one that cannot be is exit 2.
-  const CLI::Validator folder(
-      [](std::string& s) -> std::string {
-        const std::filesystem::path parent = std::filesystem::path(s).parent_path();
-        if (s == "-" || parent.empty()) return {};
-        std::error_code ec;
-        std::filesystem::create_directories(parent, ec);
-        if (ec || !std::filesystem::is_directory(parent))
-          return "cannot create the folder '" + parent.string() + "'" +
-                 (ec ? ": " + ec.message() : std::string());
+namespace {
+// A CLI11 check made of a library rule that throws InvalidParams: its detail is the message.
+CLI::Validator path_check(void (*rule)(const std::string&, const std::string&), const char* kind) {
+  return CLI::Validator(
+      [rule](std::string& s) -> std::string {
+        try {
+          rule(s, "out");
+        } catch (const InvalidParams& e) {
+          return e.detail();
+        }
         return {};
       },
-      "FILE");
+      kind);
+}
+}  // namespace
+
+CLI::Validator output_file_check() {
+  // numerics::prepare_output_file: the one rule for every file a command writes, applied while
+  // the flags are parsed, before any computation (docs/cli.md "Shared flags").
+  return path_check(&numerics::prepare_output_file, "FILE");
+}
+
+CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what) {
   return app.add_option("--out", path,
                         "write " + what + " to FILE (atomically) instead of stdout; a missing "
                         "folder is created")
-      ->check(folder);
+      ->check(output_file_check());
 }
 std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDSwitches& switches,
                                                  const std::string& scope) {
@@ -174,7 +182,8 @@ theory::FiniteDimResult FiniteDimFlags::solve(const theory::Params& p,
 
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what) {
   return app.add_option("--out", dir, "folder for " + what + " (created when missing)")
-      ->type_name("DIR")->capture_default_str();
+      ->type_name("DIR")->capture_default_str()
+      ->check(path_check(&numerics::prepare_output_folder, "DIR"));
 }
 
 RangeSpec parse_range(const std::string& text, const std::string& flag) {

@@ -64,6 +64,8 @@ CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet);          // --quiet (no
 // --out FILE: the command's result (`what`: "the JSON", "the TSV table (+ JSON sidecar)")
 // written atomically to FILE instead of stdout. Every --out is a file except `icl figs`'s.
 CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what);
+// The check of every output-file flag (--out, --save): numerics::prepare_output_file.
+CLI::Validator output_file_check();
 // --out DIR: the one folder-valued --out (`icl figs`: one TSV + sidecar, PDF and PNG per
 // figure); created when missing.
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what);

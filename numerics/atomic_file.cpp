@@ -6,6 +6,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "numerics/error.hpp"
+
 namespace icl::numerics {
 
 void write_file_atomically(const std::string& path, const std::string& content) {
@@ -38,6 +40,57 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     fs::remove(tmp, ec);
     throw std::runtime_error("cannot rename into '" + path + "'");
   }
+}
+
+namespace {
+
+// A file can be created in `dir`: create a uniquely named empty file and remove it (permissions,
+// read-only mounts and full quotas all show up here, before the run rather than after it).
+std::string folder_unwritable(const std::filesystem::path& dir) {
+  std::string name = ".icl-write-test.";
+  name.append(std::to_string(static_cast<long>(::getpid())));
+  const std::filesystem::path probe = dir / name;
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (!out) return "cannot create a file in the folder '" + dir.string() + "'";
+  }
+  std::error_code ec;
+  std::filesystem::remove(probe, ec);
+  return {};
+}
+
+void make_folder(const std::filesystem::path& dir, const std::string& field) {
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw InvalidParams(field, "'" + dir.string() + "' exists and is not a folder");
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InvalidParams(field, "cannot create the folder '" + dir.string() + "'" +
+                                   (ec ? ": " + ec.message() : std::string()));
+  if (const std::string why = folder_unwritable(dir); !why.empty()) throw InvalidParams(field, why);
+}
+
+}  // namespace
+
+void prepare_output_file(const std::string& path, const std::string& field) {
+  namespace fs = std::filesystem;
+  if (path == "-") return;
+  if (path.empty()) throw InvalidParams(field, "an empty file name");
+  if (path.back() == '/')
+    throw InvalidParams(field, "'" + path + "' names a folder; give a file name (e.g. '" + path +
+                                   "result.json')");
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw InvalidParams(field, "'" + path + "' is an existing folder; give a file name (e.g. '" +
+                                   path + "/result.json')");
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  make_folder(dir, field);
+}
+
+void prepare_output_folder(const std::string& dir, const std::string& field) {
+  if (dir.empty()) throw InvalidParams(field, "an empty folder name");
+  make_folder(std::filesystem::path(dir), field);
 }
 
 }  // namespace icl::numerics

@@ -9,4 +9,13 @@ namespace icl::numerics {
 // rename fails (the temporary file is removed then).
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// The one rule for every file a run will write (--out, --save, sidecars, checkpoints), applied
+// before any work so that no result is lost at the end: the path names a file (not "", not
+// ending in '/', not an existing folder), its folder is created when missing, and a file can be
+// created in that folder (tried, then removed). Throws InvalidParams(field) saying which of these
+// failed. "-" (stdout) passes.
+void prepare_output_file(const std::string& path, const std::string& field);
+// The same for an output folder (icl figs --out DIR): created when missing, must be writable.
+void prepare_output_folder(const std::string& dir, const std::string& field);
+
 }  // namespace icl::numerics

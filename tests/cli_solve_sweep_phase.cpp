@@ -172,3 +172,24 @@ TEST_CASE("icl simulate --sphere-queries --fixed-norm-tasks reach the simulator 
   CHECK(contains(help.out, "--sphere-queries"));
   CHECK(contains(help.out, "--fixed-norm-tasks"));
 }
+
+TEST_CASE("icl solve that fails: the JSON with status, message, residual and nulls, then exit 3") {
+  // kappa = 1e-300: the Marchenko-Pastur ratio rho/kappa overflows the quadrature; the result is
+  // still printed (and written to --out), and its message names the quantity that failed.
+  const Scratch dir("cli_solve_failure");
+  for (const std::string& out : {std::string(), dir.file("s.json")}) {
+    const Run r = run_icl("solve --kappa 1e-300 --json" + (out.empty() ? "" : " --out " + out), dir);
+    CHECK(r.code == 3);
+    CHECK(count_lines(r.err) == 1);
+    CHECK(contains(r.err, "resolvent moments"));
+    const auto j = nlohmann::json::parse(out.empty() ? r.out : slurp(out));
+    CHECK(j["converged"] == false);
+    CHECK(j["status"] == "numerical_failure");
+    CHECK(j["error"]["idg"].is_null());
+    CHECK(j["order"]["q"].is_null());
+    CHECK(contains(j["message"].get<std::string>(), "resolvent moments R_{k,j}(z) of S"));
+  }
+  const Run text = run_icl("solve --kappa 1e-300", dir);
+  CHECK(text.code == 3);
+  CHECK(contains(text.out, "numerical_failure"));
+}

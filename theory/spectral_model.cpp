@@ -1,5 +1,8 @@
 #include "theory/spectral_model.hpp"
 
+#include "numerics/error.hpp"
+
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -73,9 +76,24 @@ const numerics::SpectralMeasure& SpectralModel::spectrum_on_task_subspace() cons
 SpectralValues SpectralModel::at(double z, numerics::MomentMethod method) const {
   SpectralValues v;
   v.z = z;
-  v.R = numerics::resolvent_moments(*S_, z, method);
+  // A failed integral names what it was computing (docs/spectral.md §6): the moments of S at z,
+  // with the measure's support, so that a degenerate point (kappa -> 0: c = rho/kappa huge)
+  // reads as such rather than as a bare GSL code.
+  const auto moments = [&](const numerics::SpectralMeasure& m, const char* what) {
+    try {
+      return numerics::resolvent_moments(m, z, method);
+    } catch (const NumericalError& e) {
+      const auto support = m.support();
+      const double hi = support.empty() ? m.lower_edge() : support.back().hi;
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s at z = %.6g (spectrum of S within [%.6g, %.6g]) not computed: ",
+                    what, z, m.lower_edge(), hi);
+      throw NumericalError(buf + std::string(e.what()));
+    }
+  };
+  v.R = moments(*S_, "the resolvent moments R_{k,j}(z) of S");
   if (low_rank()) {
-    v.T = numerics::resolvent_moments(*S_A_, z, method);
+    v.T = moments(*S_A_, "the resolvent moments T_{k,j}(z) of S on span(A)");
   } else {
     std::vector<double> t;
     for (const auto& a : population_) t.push_back(a.position);

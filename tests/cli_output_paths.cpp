@@ -1,0 +1,52 @@
+// Every file a command writes is settled while its flags are parsed, before any work, by one
+// rule (numerics::prepare_output_file / prepare_output_folder; docs/cli.md "Shared flags"): a
+// folder where a file is expected, a folder that cannot be created and a folder where no file
+// can be created are exit 2 with one line, and nothing is computed or overwritten.
+#include <doctest/doctest.h>
+
+#include "cli_harness.hpp"
+
+using namespace icl_test;
+
+TEST_CASE("icl --out/--save: a folder, or a folder that cannot be created, is exit 2 before any work") {
+  const Scratch dir("cli_output_paths");
+  fs::create_directories(dir / "existing");
+  {
+    std::ofstream keep(dir / "existing" / "earlier.json");
+    keep << "{}";
+  }
+  {
+    std::ofstream file(dir / "a_file");
+    file << "x";
+  }
+  const std::string folder = dir.file("res") + "/";
+  const std::string existing = dir.file("existing");
+  const std::string under_file = dir.file("a_file") + "/w.txt";
+  // The expensive commands: each would compute for seconds to minutes before writing.
+  expect_bad_inputs({
+      {("simulate --dim 30 --seeds 40 --out " + folder).c_str(), "names a folder"},
+      {("simulate --dim 30 --seeds 40 --out " + existing).c_str(), "is an existing folder"},
+      {("verify --quick --out " + existing).c_str(), "is an existing folder"},
+      {("sweep --vary alpha=1:2:3 --simulate --dim 20 --seeds 2 --out " + folder).c_str(),
+       "names a folder"},
+      {("phase --x rho=0.1:1:3 --y alpha=1:2:3 --out " + existing).c_str(), "existing folder"},
+      {("patch train --train-steps 3000 --save " + under_file).c_str(),
+       "exists and is not a folder"},
+      {("patch train --train-steps 3000 --save " + folder).c_str(), "--save"},
+      {("patch check --out " + under_file).c_str(), "exists and is not a folder"},
+      {("figs spectrum --quick --out " + dir.file("a_file")).c_str(), "not a folder"},
+      {("merge x.tsv --out " + existing).c_str(), "existing folder"},
+  });
+  // Nothing was created or overwritten.
+  CHECK(!fs::exists(dir / "res"));
+  CHECK(slurp(dir / "existing" / "earlier.json") == "{}");
+  CHECK(slurp(dir / "a_file") == "x");
+}
+
+TEST_CASE("icl --out: a missing folder is created while the flags are parsed") {
+  const Scratch dir("cli_output_paths_create");
+  const std::string out = dir.file("new/sub/s.json");
+  const Run r = run_icl("solve --out " + out);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(out));
+}
