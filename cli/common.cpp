@@ -85,8 +85,16 @@ CLI::Option* add_seeds_flag(CLI::App& app, int& seeds) {
       ->check(int_range(1, 100000))->capture_default_str();
 }
 CLI::Option* add_seed_flag(CLI::App& app, std::uint64_t& seed) {
+  // CLI11 reads "-1" into a uint64 as 2^64 - 1: a sign is refused here, with the range.
+  const CLI::Validator unsigned_integer(
+      [](std::string& s) -> std::string {
+        if (!s.empty() && (s.front() == '-' || s.front() == '+'))
+          return "the seed is an integer in [0, 18446744073709551615], got '" + s + "'";
+        return {};
+      },
+      "UINT64");
   return app.add_option("--seed", seed, "base seed (every random stream is derived from it)")
-      ->capture_default_str();
+      ->check(unsigned_integer)->capture_default_str();
 }
 CLI::Option* add_threads_flag(CLI::App& app, int& threads, bool zero_means_all_cores) {
   return app

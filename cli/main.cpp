@@ -5,17 +5,63 @@
 //   icl::InvalidParams(field, message)                 -> 2, "invalid parameter <field>: <message>"
 //   icl::NumericalError                                -> 3
 //   anything else                                      -> 1
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "numerics/error.hpp"
+#include "numerics/suggest.hpp"
 
 namespace {
 
+// "Did you mean": walks the command line as CLI11 does (subcommand names, then flags) and, for
+// the first word that is neither a subcommand of the command reached nor a flag of it or of its
+// parents, names the closest one (numerics::closest_name). "" when every word is known.
+std::string suggestion(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  const auto flags_of = [](const CLI::App* a) {
+    std::vector<std::string> names;
+    for (; a != nullptr; a = a->get_parent())
+      for (const CLI::Option* o : a->get_options())
+        for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    return names;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.rfind("--", 0) == 0) {
+      const std::string flag = word.substr(0, word.find('='));
+      const auto names = flags_of(at);
+      if (std::find(names.begin(), names.end(), flag) == names.end()) {
+        const std::string hint = icl::numerics::did_you_mean(flag, names);
+        std::string command;
+        for (const CLI::App* a = at; a != &app; a = a->get_parent()) command = " " + a->get_name() + command;
+        return "unknown flag '" + flag + "' for 'icl" + command + "'" + hint;
+      }
+      continue;
+    }
+    if (word.empty() || word.front() == '-') continue;
+    std::vector<std::string> subs;
+    for (const CLI::App* sub : at->get_subcommands([](const CLI::App*) { return true; }))
+      subs.push_back(sub->get_name());
+    if (subs.empty()) continue;  // a value or a positional argument
+    if (std::find(subs.begin(), subs.end(), word) != subs.end()) {
+      at = at->get_subcommand(word);
+      continue;
+    }
+    // Only where a subcommand is expected: right after the command that has them.
+    const std::string prev = argv[i - 1];
+    if (i == 1 || prev == at->get_name())
+      return "unknown command '" + word + "'" + icl::numerics::did_you_mean(word, subs);
+  }
+  return {};
+}
+
 // The one error path of the program: the exception in flight as (message, exit code).
-int report(CLI::App& app) {
+int report(CLI::App& app, int argc, char** argv) {
   using namespace icl::cli;
   try {
     throw;
@@ -26,6 +72,12 @@ int report(CLI::App& app) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    // CLI11 says "A subcommand is required" for `icl solvee` and "not expected" for `--alpah`:
+    // the word that was not recognized, with the closest name, is the useful message.
+    if (const std::string hint = suggestion(app, argc, argv); !hint.empty()) {
+      std::fprintf(stderr, "icl: %s (see icl --help)\n", hint.c_str());
+      return kExitBadInput;
+    }
     std::fprintf(stderr, "icl: %s (see icl --help)\n", e.what());
     return kExitBadInput;
   } catch (const ExitError& e) {
@@ -66,7 +118,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (...) {
-    return report(app);
+    return report(app, argc, argv);
   }
   return kExitOk;
 }

@@ -6,18 +6,22 @@
 namespace icl::numerics {
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), std::size_t{0});
+  // Optimal string alignment: insertions, deletions, substitutions and transpositions of two
+  // adjacent characters cost 1 each ("lgo" is one edit from "log", the commonest typo).
+  const std::size_t n = b.size();
+  std::vector<std::size_t> before(n + 1), prev(n + 1), row(n + 1);
+  std::iota(prev.begin(), prev.end(), std::size_t{0});
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
+    for (std::size_t j = 1; j <= n; ++j) {
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    before.swap(prev);
+    prev.swap(row);
   }
-  return row[b.size()];
+  return prev[n];
 }
 
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {

@@ -6,7 +6,8 @@
 
 namespace icl::numerics {
 
-// The edit (Levenshtein) distance between a and b.
+// The edit distance between a and b: insertions, deletions, substitutions and adjacent
+// transpositions (optimal string alignment).
 std::size_t edit_distance(const std::string& a, const std::string& b);
 // The candidate closest to `name` when it is close enough to be a typo (distance <= 2, or
 // <= a third of the name's length for long names), else "". Ties: the first candidate.

@@ -50,3 +50,15 @@ TEST_CASE("icl --out: a missing folder is created while the flags are parsed") {
   CHECK(r.code == 0);
   CHECK(fs::exists(out));
 }
+
+TEST_CASE("icl mistakes get suggestions: unknown commands and flags name the closest, seeds are unsigned") {
+  expect_bad_inputs({
+      {"solvee", "unknown command 'solvee' (did you mean 'solve'?)"},
+      {"patch chek", "unknown command 'chek' (did you mean 'check'?)"},
+      {"solve --alpah 2", "unknown flag '--alpah' for 'icl solve' (did you mean '--alpha'?)"},
+      {"sweep --vary alpha=1:2:3 --lgo", "(did you mean '--log'?)"},
+      {"patch check --contxt 3", "for 'icl patch check' (did you mean '--context'?)"},
+      {"simulate --dim 10 --seeds 2 --seed -1", "--seed: the seed is an integer in [0, "},
+      {"verify --seed +3", "--seed"},
+  });
+}
