@@ -9,8 +9,8 @@ points from icl_theory.simulate (skip them with --no-sim), saved as a PNG. At D 
 kappa = 0.5 there are only M0 = 20 tasks, so the points sit visibly above the curves (the O(1/D)
 finite-size bias of docs/simulation.md §14; raise --dim to watch it shrink).
 
-Run (after building the module into build-py/python):
-    PYTHONPATH=build-py/python /usr/bin/python3 python/example_idg_vs_rho.py --out idg_vs_rho.png
+Run (after building the module into build/python):
+    PYTHONPATH=build/python /usr/bin/python3 python/example_idg_vs_rho.py --out idg_vs_rho.png
 """
 # %% setup
 import argparse

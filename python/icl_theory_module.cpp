@@ -6,7 +6,10 @@
 // The messages are the C++ what() strings, unchanged.
 #include <exception>
 
+#include <pybind11/stl.h>
+
 #include "numerics/error.hpp"
+#include "numerics/suggest.hpp"
 #include "python/bindings.hpp"
 
 #ifndef ICL_THEORY_VERSION
@@ -75,4 +78,7 @@ PYBIND11_MODULE(_core, m) {
   icl::python::bind_patch(m);
   icl::python::bind_optimize(m);
   icl::python::bind_boundary(m);
+  // The "did you mean" of the Python layer's argument errors (package/_arguments.py): the same
+  // rule as the command line's.
+  m.def("_did_you_mean", &icl::numerics::did_you_mean, py::arg("name"), py::arg("candidates"));
 }

@@ -53,8 +53,11 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
     base = Params() if params is None else params.copy()
     unknown = set(values) - set(PARAM_NAMES)
     if unknown:
-        raise TypeError(f"solve() got unexpected keyword arguments {sorted(unknown)}; "
-                        f"parameters are {PARAM_NAMES}")
+        key = sorted(unknown)[0]
+        known = ["method", "moments", "residual_tolerance", "max_iterations", "start", "threads",
+                 "progress"] + list(PARAM_NAMES)
+        raise TypeError(f"solve() got an unexpected keyword argument '{key}'"
+                        + (_core._did_you_mean(key, known) or f"; parameters are {PARAM_NAMES}"))
     if "tau" in values and "gamma" in values:
         Params(tau=1.0, gamma=1.0)  # raises the constructor's InvalidParams naming gamma
     arrays = {k: np.asarray(v, dtype=float) for k, v in values.items()
@@ -203,3 +206,8 @@ class LowRankSimulator(_core.LowRankSimulator):
         with _reporter(progress, "simulate") as report:
             return _simulation_result(super().run(progress=report))
 
+
+# Last: every public function gives one-line argument errors (package/_arguments.py).
+from ._arguments import wrap_public_functions as _wrap_public_functions  # noqa: E402
+
+_wrap_public_functions(globals())
