@@ -3,7 +3,6 @@
 // sidecar; next to the linear-attention theory and the linear simulator at the same point. The
 // procedure is verify::softmax::run (a point or a rho sweep), the layouts verify/softmax/serialize.hpp.
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,7 +72,7 @@ void register_softmax(CLI::App& app) {
   add_dim_flag(*cmd, o.dim)->required();
   add_seeds_flag(*cmd, o.seeds)->required();
   cmd->add_option("--attn-dim", o.attn_dim, "attention (query/key) dimension")->capture_default_str();
-  add_choice(*cmd, "--init", o.init, {{"glorot", sm::Init::Glorot}, {"torch", sm::Init::Torch}},
+  add_choice(*cmd, "--init", o.init, {sm::Init::Glorot, sm::Init::Torch},
              "initialization: glorot (Flux Dense default, the authors') | torch (nn.Linear "
              "default)");
   cmd->add_option("--epochs", o.train.max_epochs, "maximum Adam epochs (full batch)")
@@ -83,11 +82,10 @@ void register_softmax(CLI::App& app) {
   cmd->add_option("--lr", o.train.lr, "Adam learning rate")->capture_default_str();
   cmd->add_option("--prompts", o.test_prompts, "fresh test prompts per protocol")
       ->capture_default_str();
-  add_choice(*cmd, "--odg", o.odg,
-             {{"isotropic", vf::OdgKind::Isotropic}, {"subspace", vf::OdgKind::Subspace}},
+  add_choice(*cmd, "--odg", o.odg, {vf::OdgKind::Isotropic, vf::OdgKind::Subspace},
              "ODG test tasks: isotropic N(0, I) | subspace");
   add_choice(*cmd, "--assignment", o.assignment,
-             {{"random", theory::Assignment::Random}, {"balanced", theory::Assignment::Balanced}},
+             {theory::Assignment::Random, theory::Assignment::Balanced},
              "task of each sequence: random | balanced");
   add_seed_flag(*cmd, o.base_seed);
   add_threads_flag(*cmd, o.threads);

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <type_traits>
 #include <iostream>
 #include <limits>
@@ -149,10 +148,8 @@ std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDS
     if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>) {
       options.push_back(app.add_flag(flag, field, help));
     } else {
-      options.push_back(add_choice(app, flag, field,
-                                   {{"random", theory::Assignment::Random},
-                                    {"balanced", theory::Assignment::Balanced}},
-                                   help));
+      options.push_back(add_choice(
+          app, flag, field, {theory::Assignment::Random, theory::Assignment::Balanced}, help));
     }
   });
   return options;

@@ -70,29 +70,25 @@ CLI::Validator output_file_check();
 // figure); created when missing.
 CLI::Option* add_out_dir_flag(CLI::App& app, std::string& dir, const std::string& what);
 
-// An option whose value is one of `choices` (name -> enum value), written into `field` as it is
-// parsed; the help lists the names and the current value of `field` as the default.
+// An option whose value is one of `values`, spelled as the library spells them (to_string of
+// the enumeration, found by argument-dependent lookup: the library's one name table), written
+// into `field` as it is parsed; the help lists the names and the current value of `field`.
 template <class E>
 CLI::Option* add_choice(CLI::App& app, const std::string& flag, E& field,
-                        const std::vector<std::pair<std::string, E>>& choices,
-                        const std::string& help) {
+                        const std::vector<E>& values, const std::string& help) {
   std::vector<std::string> names;
-  std::string current;
-  for (const auto& [name, value] : choices) {
-    names.push_back(name);
-    if (value == field) current = name;
-  }
+  for (const E value : values) names.push_back(to_string(value));
   return app
       .add_option_function<std::string>(
           flag,
-          [&field, choices](const std::string& s) {
-            for (const auto& [name, value] : choices)
-              if (name == s) field = value;
+          [&field, values](const std::string& s) {
+            for (const E value : values)
+              if (s == to_string(value)) field = value;
           },
           help)
       ->check(CLI::IsMember(names))
       ->type_name("NAME")
-      ->default_str(current);
+      ->default_str(to_string(field));
 }
 
 // The finite-D switches (theory/finite_d_switches.hpp, docs/simulation.md §13.7): one flag per

@@ -16,6 +16,8 @@ progress=True | "tqdm" | callable(done, total, what), release the GIL, and stop 
 Bad parameters raise InvalidParams (a ValueError) naming the field; numerical failures raise
 NumericalError (a RuntimeError). The compiled core is icl_theory._core.
 """
+import inspect
+
 import numpy as np
 
 from . import _core
@@ -54,8 +56,8 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
     unknown = set(values) - set(PARAM_NAMES)
     if unknown:
         key = sorted(unknown)[0]
-        known = ["method", "moments", "residual_tolerance", "max_iterations", "start", "threads",
-                 "progress"] + list(PARAM_NAMES)
+        known = [n for n in inspect.signature(solve).parameters if n not in ("params", "values")]
+        known += list(PARAM_NAMES)
         raise TypeError(f"solve() got an unexpected keyword argument '{key}'"
                         + (_core._did_you_mean(key, known) or f"; parameters are {PARAM_NAMES}"))
     if "tau" in values and "gamma" in values:
