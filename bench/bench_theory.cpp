@@ -6,6 +6,7 @@
 #include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/serialize.hpp"
+#include "theory/phase_grid.hpp"
 #include "theory/sweep.hpp"
 
 using namespace icl::theory;

@@ -40,7 +40,7 @@ void register_boundary(CLI::App& app) {
   struct Options {
     ParamFlags flags;
     std::string x, y, level, steepest, argmin, method, out;
-    bool log_y = false, json = false, quiet = false;
+    bool log_x = false, log_y = false, json = false, quiet = false;
     int scan_points = 0, threads = 0;
     double derivative_step = 0;
   };
@@ -57,13 +57,16 @@ void register_boundary(CLI::App& app) {
               "bayes_idg, bayes_odg. A --y value with no such --x in range is a row with nan and "
               "converged = 0 (the reason in the JSON message). docs/errors_phases.md §19.");
   opt->flags.add_to(*cmd);
-  cmd->add_option("--x", opt->x, "NAME=START:STOP: the parameter searched and its range (log "
-                                 "scale when START > 0)")->required();
+  cmd->add_option("--x", opt->x, "NAME=START:STOP: the parameter searched and its range")
+      ->required();
+  cmd->add_flag("--log-x", opt->log_x,
+                "logarithmic x axis (START > 0): the scan's spacing, and --steepest maximizes "
+                "|d ERR / d ln x| instead of |d ERR / dx|");
   cmd->add_option("--y", opt->y, "NAME=START:STOP:COUNT: the parameter stepped")->required();
   cmd->add_flag("--log-y", opt->log_y, "geometric grid for --y");
   auto* level = cmd->add_option("--level", opt->level, "ERR=VALUE: where ERR crosses VALUE");
   auto* steepest = cmd->add_option("--steepest", opt->steepest,
-                                   "ERR: where |d ERR / d ln x| (linear range: d ERR / dx) is largest");
+                                   "ERR: where |d ERR / dx| (with --log-x: |d ERR / d ln x|) is largest");
   auto* argmin = cmd->add_option("--argmin", opt->argmin, "ERR: where ERR is smallest");
   level->excludes(steepest)->excludes(argmin);
   steepest->excludes(argmin);
@@ -71,8 +74,8 @@ void register_boundary(CLI::App& app) {
                   "points of the coarse scan along x per y, 5..100000")
       ->capture_default_str();
   cmd->add_option("--derivative-step", opt->derivative_step,
-                  "--steepest: step h of the central difference, in ln x (linear range: a fraction "
-                  "of STOP - START), in (0, 0.1]")
+                  "--steepest: step h of the central difference, a fraction of STOP - START "
+                  "(with --log-x: in ln x), in (0, 0.1]")
       ->capture_default_str();
   cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
       ->capture_default_str();
@@ -100,6 +103,7 @@ void register_boundary(CLI::App& app) {
     o.x = x.name;
     o.lo = x.lo;
     o.hi = x.hi;
+    o.log_x = opt->log_x;
     o.y = y.name;
     o.ys = range_values(y.range, opt->log_y, "--y");
     o.scan_points = opt->scan_points;

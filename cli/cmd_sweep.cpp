@@ -6,7 +6,8 @@
 #include "cli/common.hpp"
 #include "theory/serialize.hpp"
 #include "numerics/error.hpp"
-#include "theory/sweep.hpp"
+#include "theory/param_path.hpp"
+#include "theory/phase_grid.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "verify/lowrank/simulator.hpp"
 
@@ -85,7 +86,9 @@ void run_sweep(const Flags& f) {
   if (!r.converged()) throw ExitError(kExitNotConverged, r.message);
 }
 
-// icl phase: the theory on a 2-D grid (theory::phase_grid), sharded by rows of x.
+// icl phase: the theory on a 2-D grid (theory::phase_grid_rows), sharded by rows of x, each row
+// written as it completes so that memory stays one row whatever the grid (docs/cli.md, "Memory
+// and size"); a grid beyond a week, or beyond the free space of --out, is refused first.
 void run_phase(const Flags& f) {
   const theory::Params p = f.flags.resolve();
   const NamedRange gx = parse_named_range(f.x, "--x"), gy = parse_named_range(f.y, "--y");
@@ -99,37 +102,50 @@ void run_phase(const Flags& f) {
   theory::PhaseOptions po;
   po.solve.method = theory::method_from_string(f.method);
   po.threads = f.threads;
+  // The size first: it validates the axes and the corners before anything else uses them.
+  const theory::PhaseGridSize size = theory::phase_grid_size(p, gx.name, xs, gy.name, ys, po);
+  // The shifted protocol's columns when the grid's points have one (every point alike: setting
+  // test_overlap sets it everywhere).
+  bool shift = false;
+  if (!xs.empty() && !ys.empty())
+    shift = theory::with_param(theory::with_param(p, gx.name, xs[0]), gy.name, ys[0]).has_test_shift();
+  std::vector<std::string> columns = {"index", gx.name, gy.name, "task_rich", "atom_mass"};
+  for (const auto& c : theory::solution_columns(shift)) columns.push_back(c);
+  theory::check_phase_grid(size, /*holds_all=*/false, columns.size(), f.out);
   numerics::Progress report;
   if (!f.quiet) report = [](std::size_t d, std::size_t n, const std::string&) {
     if (d == n || d % 100 == 0) progress("phase", d, n);
   };
-  const std::vector<theory::Solution> sols =
-      theory::phase_grid(p, gx.name, xs, gy.name, ys, po, report);
-  Table t;
-  t.columns = {"index", gx.name, gy.name, "task_rich", "atom_mass"};
-  const bool shift = theory::any_test_shift(sols);
-  for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
+  TableStream out(f.out, columns);
   std::size_t failed = 0;
-  for (std::size_t k = 0; k < sols.size(); ++k) {
-    const auto& s = sols[k];
-    const double global = static_cast<double>(rows[k / ys.size()] * ys.size() + k % ys.size());
-    std::vector<double> row = {global, s.params.get(gx.name), s.params.get(gy.name),
-                               theory::regime(s.params) == theory::Regime::TaskRich ? 1.0 : 0.0,
-                               theory::atom_mass(s.params)};
-    const auto r = theory::solution_row(s, shift);
-    row.insert(row.end(), r.begin(), r.end());
-    t.rows.push_back(std::move(row));
-    failed += !s.converged();
-  }
+  theory::phase_grid_rows(
+      p, gx.name, xs, gy.name, ys, po,
+      [&](std::size_t i, const std::vector<theory::Solution>& sols) {
+        std::vector<std::vector<double>> table;
+        for (std::size_t j = 0; j < sols.size(); ++j) {
+          const auto& s = sols[j];
+          const double global = static_cast<double>(rows[i] * ys.size() + j);
+          std::vector<double> row = {global, s.params.get(gx.name), s.params.get(gy.name),
+                                     theory::regime(s.params) == theory::Regime::TaskRich ? 1.0 : 0.0,
+                                     theory::atom_mass(s.params)};
+          const auto r = theory::solution_row(s, shift);
+          row.insert(row.end(), r.begin(), r.end());
+          table.push_back(std::move(row));
+          failed += !s.converged();
+        }
+        out.write(table);
+      },
+      report);
   nlohmann::json meta = base_meta(p, f.method);
   meta["x"] = range_meta(gx, f.log_x);
   meta["y"] = range_meta(gy, f.log_y);
   meta["grid_points"] = all_xs.size() * ys.size();
   meta["shard"] = {{"index", shard.index}, {"count", shard.count}};
   meta["failed_points"] = failed;
-  emit_tsv(t, f.out, meta);
+  out.finish(meta);
   if (failed)
-    throw ExitError(kExitNotConverged, std::to_string(failed) + " of " + std::to_string(sols.size()) +
+    throw ExitError(kExitNotConverged, std::to_string(failed) + " of " +
+                                           std::to_string(xs.size() * ys.size()) +
                                            " grid points did not converge (converged = 0, nan values)");
 }
 

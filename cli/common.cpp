@@ -375,18 +375,53 @@ void emit_json(const nlohmann::ordered_json& j, const std::string& path) {
   emit_text(j.dump(2) + "\n", path);
 }
 
-void emit_tsv(const Table& table, const std::string& path, const nlohmann::json& meta) {
-  const std::string text = table.to_tsv();
-  if (path.empty() || path == "-") {
-    std::cout << text;
+namespace {
+// A failed write is exit 2 with the library's message, as write_file_atomically.
+template <class F>
+void writing(const F& f) {
+  try {
+    f();
+  } catch (const std::runtime_error& e) {
+    throw ExitError(kExitBadInput, e.what());
+  }
+}
+}  // namespace
+
+TableStream::TableStream(const std::string& path, const std::vector<std::string>& columns)
+    : path_(path), columns_(columns), separator_(numerics::table_separator(path)) {
+  const std::string header = numerics::header_line(columns_, separator_);
+  if (path_.empty() || path_ == "-") {
+    std::cout << header;
     return;
   }
+  writing([&] {
+    file_.emplace(path_);
+    file_->write(header);
+  });
+}
+
+void TableStream::write(const std::vector<std::vector<double>>& rows) {
+  std::string text;
+  for (const auto& row : rows) text += numerics::row_line(row, separator_);
+  if (file_) writing([&] { file_->write(text); });
+  else std::cout << text << std::flush;
+}
+
+void TableStream::finish(const nlohmann::json& meta) {
+  if (!file_) return;
   nlohmann::json side = meta;
   side["version"] = ICL_VERSION;
   side["command"] = command_line();
-  side["columns"] = table.columns;
-  write_file_atomically(path, text);
-  write_file_atomically(path + ".json", side.dump(2) + "\n");
+  side["columns"] = columns_;
+  writing([&] { file_->commit(); });
+  file_.reset();
+  write_file_atomically(path_ + ".json", side.dump(2) + "\n");
+}
+
+void emit_tsv(const Table& table, const std::string& path, const nlohmann::json& meta) {
+  TableStream out(path, table.columns);
+  out.write(table.rows);
+  out.finish(meta);
 }
 
 void progress(const std::string& what, std::size_t done, std::size_t total) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "numerics/atomic_file.hpp"
 #include "numerics/table.hpp"
 #include "theory/finite_dim.hpp"
 #include "theory/params.hpp"
@@ -16,10 +17,11 @@
 namespace icl::cli {
 
 // Exit codes (docs/cli.md): 0 ok, 2 bad input, 3 non-convergence / failed
-// comparison; main() maps every exception to one of them.
+// comparison, 4 out of memory; main() maps every exception to one of them.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitNotConverged = 3;
+inline constexpr int kExitOutOfMemory = 4;
 
 // Thrown by commands to end the program with a message on stderr and an exit code. (An
 // icl::InvalidParams from a library needs no wrapping: main() prints it and exits 2.)
@@ -155,6 +157,23 @@ void write_file_atomically(const std::string& path, const std::string& content);
 // Either to stdout (path empty or "-") or atomically to a file; for a TSV file also writes the
 // JSON sidecar `path.json` with version, command line and `meta`.
 void emit_tsv(const Table& table, const std::string& path, const nlohmann::json& meta);
+
+// A table written as its rows complete (icl phase), so that memory does not grow with it: to
+// stdout when path is "" or "-", else to `path` through numerics::AtomicFileWriter (the target
+// appears, with its sidecar, only at finish(); a run that stops leaves the earlier file as it
+// was). TSV, or CSV for a name ending in .csv (numerics::table_separator), as emit_tsv.
+class TableStream {
+ public:
+  TableStream(const std::string& path, const std::vector<std::string>& columns);
+  void write(const std::vector<std::vector<double>>& rows);
+  void finish(const nlohmann::json& meta);
+
+ private:
+  std::string path_;
+  std::vector<std::string> columns_;
+  char separator_;
+  std::optional<numerics::AtomicFileWriter> file_;
+};
 void emit_json(const nlohmann::json& j, const std::string& path);
 // Keys in insertion order (the documented order of `icl solve --json`).
 void emit_json(const nlohmann::ordered_json& j, const std::string& path);

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "numerics/error.hpp"
+#include "numerics/memory.hpp"
 #include "numerics/suggest.hpp"
 
 namespace {
@@ -60,6 +62,13 @@ std::string suggestion(const CLI::App& app, int argc, char** argv) {
   return {};
 }
 
+// The available memory as text ("unknown" when it cannot be read).
+std::string available_now() {
+  const auto m = icl::numerics::available_memory();
+  return m ? icl::numerics::format_bytes(double(m->bytes)) + " available now, " + m->source
+           : "available memory unknown";
+}
+
 // The one error path of the program: the exception in flight as (message, exit code).
 int report(CLI::App& app, int argc, char** argv) {
   using namespace icl::cli;
@@ -90,6 +99,13 @@ int report(CLI::App& app, int argc, char** argv) {
   } catch (const icl::NumericalError& e) {
     std::fprintf(stderr, "icl: %s\n", e.what());
     return kExitNotConverged;
+  } catch (const std::bad_alloc&) {
+    // Sizes the library estimates are refused before any work (exit 2, docs/cli.md "Memory and
+    // size"); this is an allocation nothing estimated, or memory taken by other programs since.
+    std::fprintf(stderr, "icl: out of memory: an allocation failed (%s); use a "
+                         "smaller size, fewer --threads, or free memory\n",
+                 available_now().c_str());
+    return kExitOutOfMemory;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "icl: error: %s\n", e.what());
     return 1;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdio>
 #include <fstream>
 #include <stdexcept>
 
@@ -10,7 +11,11 @@
 
 namespace icl::numerics {
 
-void write_file_atomically(const std::string& path, const std::string& content) {
+namespace {
+
+// The temporary file next to `path`, unique per process (two processes writing the same target
+// do not share one); throws when the folder does not exist.
+std::filesystem::path temporary_for(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   fs::path dir = target.parent_path();
@@ -19,27 +24,50 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   if (!fs::is_directory(dir, ec))
     throw std::runtime_error("cannot write '" + path + "': folder '" + dir.string() +
                              "' does not exist");
-  // Unique per process: two processes writing the same target do not share a temporary file.
   std::string name = ".";  // (appending avoids a GCC 12 -Wrestrict false positive)
   name.append(target.filename().string()).append(".tmp.");
   name.append(std::to_string(static_cast<long>(::getpid())));
-  const fs::path tmp = dir / name;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write '" + tmp.string() + "'");
-    out << content;
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      throw std::runtime_error("write to '" + tmp.string() + "' failed");
-    }
+  return dir / name;
+}
+
+}  // namespace
+
+AtomicFileWriter::AtomicFileWriter(std::string path)
+    : path_(std::move(path)), tmp_(temporary_for(path_).string()) {
+  file_ = std::fopen(tmp_.c_str(), "wb");
+  if (file_ == nullptr) throw std::runtime_error("cannot write '" + tmp_ + "'");
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (file_ == nullptr) return;
+  std::fclose(file_);
+  std::remove(tmp_.c_str());
+}
+
+void AtomicFileWriter::write(const std::string& text) {
+  if (file_ == nullptr) throw std::runtime_error("write to '" + path_ + "' after commit");
+  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size())
+    throw std::runtime_error("write to '" + tmp_ + "' failed");
+}
+
+void AtomicFileWriter::commit() {
+  std::FILE* f = file_;
+  file_ = nullptr;
+  const bool written = std::fflush(f) == 0;
+  const bool closed = std::fclose(f) == 0;
+  std::error_code ec;
+  if (written && closed) std::filesystem::rename(tmp_, path_, ec);
+  if (!written || !closed || ec) {
+    std::filesystem::remove(tmp_, ec);
+    throw std::runtime_error(!written || !closed ? "write to '" + tmp_ + "' failed"
+                                                 : "cannot rename into '" + path_ + "'");
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw std::runtime_error("cannot rename into '" + path + "'");
-  }
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  AtomicFileWriter out(path);
+  out.write(content);
+  out.commit();
 }
 
 namespace {

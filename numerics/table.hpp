@@ -10,9 +10,18 @@ namespace icl::numerics {
 struct Table {
   std::vector<std::string> columns;
   std::vector<std::vector<double>> rows;  // each of columns.size() values
-  // The header row (columns joined by tabs), then one line per row, numbers by format_number.
-  std::string to_tsv() const;
+  // The header row (columns joined by `separator`), then one line per row, numbers by
+  // format_number. to_tsv(): with tabs.
+  std::string to_text(char separator) const;
+  std::string to_tsv() const { return to_text('\t'); }
 };
+
+// The separator of a table written to `path`: ',' for a name ending in ".csv" (any case), a tab
+// otherwise (TSV, the project's data format).
+char table_separator(const std::string& path);
+// One line of a table's text (with its '\n'): the header, or a row of numbers.
+std::string header_line(const std::vector<std::string>& columns, char separator);
+std::string row_line(const std::vector<double>& row, char separator);
 
 // A double in full precision (%.17g, exact round trip); non-finite as "nan", "inf", "-inf".
 std::string format_number(double v);

@@ -18,6 +18,7 @@
 #include "theory/serialize.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/quantity.hpp"
+#include "theory/phase_grid.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/compare.hpp"
 #include "verify/lowrank/gd_demo.hpp"

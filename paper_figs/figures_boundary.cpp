@@ -56,11 +56,12 @@ FigureData fig_transition_alpha(const Settings& s, const numerics::Progress& pro
     report(progress, "transition_alpha", ++k, kappas.size());
   }
   t.meta["boundary"] = {{"criterion", "steepest"}, {"quantity", "idg"}, {"x", "rho"},
-                        {"range", {o.lo, o.hi}}, {"scale", "log"}, {"y", "alpha"},
+                        {"range", {o.lo, o.hi}}, {"scale", "linear"}, {"y", "alpha"},
                         {"scan_points", o.scan_points}, {"kappas", kappas}};
   // The alpha -> infinity limit (docs/errors_phases.md §10.2): IDG -> (1 - kappa/rho)(1 +
-  // kappa/(tau-1)) for rho > kappa, whose slope in ln rho at rho = kappa+ is 1 + kappa/(tau - 1).
-  t.meta["limit"] = {{"rho", "kappa"}, {"slope", "1 + kappa/(tau - 1)"}};
+  // kappa/(tau-1)) for rho > kappa, whose slope in rho at rho = kappa+ is (1 + kappa/(tau - 1))
+  // / kappa (the x axis is linear, the library's default).
+  t.meta["limit"] = {{"rho", "kappa"}, {"slope", "(1 + kappa/(tau - 1)) / kappa"}};
   t.meta["messages"] = messages;
   t.meta["failed_points"] = failed;
   FigureData out;

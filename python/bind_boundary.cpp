@@ -24,7 +24,8 @@ void bind_boundary(py::module_& m) {
       [](const theory::Params& p, const std::string& x, const std::string& y,
          const std::vector<double>& ys, const std::string& criterion, const std::string& quantity,
          std::optional<double> level, std::optional<std::pair<double, double>> range,
-         int scan_points, double derivative_step, const std::string& method, int threads) {
+         bool log_x, int scan_points, double derivative_step, const std::string& method,
+         int threads) {
         theory::BoundaryOptions o;
         o.criterion = theory::criterion_from_string(criterion);
         o.quantity = quantity;
@@ -33,6 +34,7 @@ void bind_boundary(py::module_& m) {
         o.y = param_name(y);
         o.ys = ys;
         if (range) std::tie(o.lo, o.hi) = *range;
+        o.log_x = log_x;
         o.scan_points = scan_points;
         o.derivative_step = derivative_step;
         o.solve.method = theory::method_from_string(method);
@@ -47,6 +49,7 @@ void bind_boundary(py::module_& m) {
       py::arg("params"), py::arg("x"), py::arg("y"), py::arg("ys"), py::kw_only(),
       py::arg("criterion") = theory::to_string(def.criterion), py::arg("quantity") = def.quantity,
       py::arg("level") = py::none(), py::arg("range") = py::none(),
+      py::arg("log_x") = def.log_x,
       py::arg("scan_points") = def.scan_points, py::arg("derivative_step") = def.derivative_step,
       py::arg("method") = theory::to_string(def.solve.method), py::arg("threads") = def.threads,
       "For each value in `ys` of the parameter `y`, the value of the parameter `x` in\n"
@@ -55,12 +58,14 @@ void bind_boundary(py::module_& m) {
       "satisfies `criterion` (docs/errors_phases.md §19):\n"
       "  'level'    quantity = level (coarse scan for sign changes, then TOMS 748; with several\n"
       "             crossings the one at the smallest x, 'candidates' = their number),\n"
-      "  'steepest' |d quantity / d ln x| largest (d/dx when lo = 0); central differences of\n"
-      "             step derivative_step in ln x, refined by Brent,\n"
+      "  'steepest' |d quantity / dx| largest (log_x=True: |d quantity / d ln x|, lo > 0);\n"
+      "             central differences of step derivative_step (a fraction of hi - lo, or in\n"
+      "             ln x), refined by Brent,\n"
       "  'argmin'   quantity smallest (as optimize()); a minimum at an end of the range is None.\n"
       "range=None: a default per parameter as in optimize(). Names as in Params.names() or\n"
       "lambda_. Returns the dict of `icl boundary --json`: criterion, x, y, range, scale,\n"
-      "[derivative_step,] converged, status, message, points (one dict per y: {y: .., x: ..\n"
+      "[derivative, derivative_step,] converged, status, message, points (one dict per y:\n"
+      "{y: .., x: ..\n"
       "or None, value, [slope,] converged, status, message, candidates, evaluations}), params.\n"
       "A y without a point in range has x None, value NaN and the reason in its message.\n"
       "threads = 0 uses every core; results do not depend on it. Raises InvalidParams naming\n"

@@ -60,8 +60,7 @@ namespace {
 // A run whose training did not converge raises NumericalError (its numbers are not results).
 // Returns (estimates {name: (mean, sem)}, the `icl simulate --json` object, the theory Solution
 // or None, comparison rows): the Python layer (icl_theory.SimulationResult) assembles them.
-// Comparison rows: one per compared quantity (verify/lowrank/compare.hpp) when the theory
-// converged, {quantity, theory, mean, sem, z = (mean - theory) / sem}.
+// Comparison rows: vl::comparison(r) (verify/lowrank/compare.hpp), one dict per quantity.
 py::tuple run_simulator(const vl::LowRankSimulator& sim, const py::object& progress) {
   const PyProgress report(progress, /*cancels=*/true);  // run() stops taking seeds
   vl::SimulationResult r;
@@ -73,22 +72,9 @@ py::tuple run_simulator(const vl::LowRankSimulator& sim, const py::object& progr
   if (!r.converged()) throw NumericalError("simulate: " + r.message, r.residual_norm);
   py::dict d;
   for (const auto& [name, e] : vl::named_estimates(r)) d[py::str(name)] = py::make_tuple(e.mean, e.sem);
-  py::list rows;
-  if (r.theory && r.theory->converged())
-    for (const auto& q : vl::compared_quantities()) {
-      const numerics::Estimate* est = q.simulated(r);
-      if (est == nullptr) continue;
-      const double t = q.theory(*r.theory);
-      py::dict row;
-      row["quantity"] = q.name;
-      row["theory"] = t;
-      row["mean"] = est->mean;
-      row["sem"] = est->sem;
-      row["z"] = (est->mean - t) / est->sem;
-      rows.append(row);
-    }
+  const nlohmann::ordered_json j = vl::to_json(r);
   py::object theory = r.theory ? py::cast(*r.theory) : py::none();
-  return py::make_tuple(d, to_python(vl::to_json(r)), theory, rows);
+  return py::make_tuple(d, to_python(j), theory, to_python(j["comparison"]));
 }
 
 const char* kSimulateDoc =

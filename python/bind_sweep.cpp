@@ -19,6 +19,7 @@
 #include "python/theory_common.hpp"
 #include "theory/finite_dim.hpp"
 #include "theory/serialize.hpp"
+#include "theory/phase_grid.hpp"
 #include "theory/sweep.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "verify/lowrank/sweep.hpp"

@@ -3,8 +3,8 @@
 
 As alpha -> infinity (sigma = 0, lambda = 0, tau > 1) IDG has a kink at rho = kappa
 (docs/errors_phases.md §10.2). At finite alpha the kink is smoothed; icl_theory.boundary finds, for each
-alpha, the steepest point rho* of IDG along rho (the largest |d IDG / d ln rho|, docs/errors_phases.md
-§19). The same data as figure 13 (`icl figs transition_alpha`), from Python, saved as a PNG.
+alpha, the steepest point rho* of IDG along rho (the largest |d IDG / d rho| on the linear rho axis;
+log_x=True would take d / d ln rho, docs/errors_phases.md §19). The same data as figure 13 (`icl figs transition_alpha`), from Python, saved as a PNG.
 
 Run (after building the module into build/python):
     PYTHONPATH=build/python /usr/bin/python3 python/example_transition_alpha.py --out transition.png
@@ -37,7 +37,7 @@ for kappa in kappas:
     rho = np.array([np.nan if pt["rho"] is None else pt["rho"] for pt in b["points"]])
     slope = np.array([pt["slope"] for pt in b["points"]])
     curves[kappa] = (rho, slope)
-    print("  alpha  rho*    slope (limit %.3f)" % (1 + kappa / 1.25))
+    print("  alpha  rho*    slope (limit %.3f)" % ((1 + kappa / 1.25) / kappa))
     for a, r, s in zip(alphas[::4], rho[::4], slope[::4]):
         print(f"  {a:7.0f} {r:.4f}  {s:.4f}")
 

@@ -43,6 +43,16 @@ TEST_CASE("icl boundary --json: the documented keys, null where no crossing is i
   CHECK(s["criterion"]["type"] == "steepest");
   CHECK(s.contains("derivative_step"));
   CHECK(s["points"][0].contains("slope"));
+  // The x axis is linear unless --log-x: the JSON names the derivative maximized.
+  CHECK(s["scale"] == "linear");
+  CHECK(s["derivative"] == "d idg / d rho");
+  const auto l = run_json(common + " --steepest idg --log-x");
+  CHECK(l["scale"] == "log");
+  CHECK(l["derivative"] == "d idg / d ln rho");
+  CHECK(l["points"][1]["rho"] != s["points"][1]["rho"]);
+  // Level and argmin: the same answer on either axis.
+  CHECK(run_json(common + " --level idg=0.3 --log-x")["points"][1]["rho"].get<double>() ==
+        doctest::Approx(j["points"][1]["rho"].get<double>()).epsilon(1e-8));
 }
 
 TEST_CASE("icl boundary --out F.tsv: one header row, one row per y, and the JSON sidecar") {

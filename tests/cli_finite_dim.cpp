@@ -178,7 +178,7 @@ TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exi
   CHECK(nlohmann::json::parse(slurp(f + ".json")).at("finite_dim").at("failed_points") == 1);
 }
 
-TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg, equal to solve_finite_dim per point") {
+TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg fd_valid, equal to solve_finite_dim per point") {
   const Scratch d;
   const std::string plain_file = d.file("plain.tsv"), fd_file = d.file("fd.tsv");
   const Run plain = run_icl("sweep --vary alpha=1:3:3 --quiet --out " + plain_file);
@@ -187,8 +187,8 @@ TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg, equal to solve_finit
   REQUIRE(with.code == 0);
   const Tsv a = parse_tsv(slurp(plain_file)), b = parse_tsv(slurp(fd_file));
   for (const auto& c : a.header) CHECK(c.rfind("fd_", 0) != 0);  // only with the flag
-  // The same columns plus the three fd_*, in the same rows; the other cells unchanged.
-  REQUIRE(b.header.size() == a.header.size() + 3);
+  // The same columns plus the four fd_*, in the same rows; the other cells unchanged.
+  REQUIRE(b.header.size() == a.header.size() + 4);
   REQUIRE(b.rows.size() == 3);
   for (std::size_t i = 0; i < a.rows.size(); ++i)
     for (std::size_t c = 0; c < a.header.size(); ++c) CHECK(b.rows[i].at(b.column(a.header[c])) == a.rows[i][c]);
@@ -201,6 +201,7 @@ TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg, equal to solve_finit
     CHECK(std::stod(b.rows[i].at(b.column("fd_tm"))) == lib.error.tm);
     CHECK(std::stod(b.rows[i].at(b.column("fd_idg"))) == lib.error.idg);
     CHECK(std::stod(b.rows[i].at(b.column("fd_odg"))) == lib.error.odg);
+    CHECK(std::stod(b.rows[i].at(b.column("fd_valid"))) == (lib.valid() ? 1.0 : 0.0));
   }
   const auto side = nlohmann::json::parse(slurp(fd_file + ".json"));
   CHECK(side.at("finite_dim").at("dim") == 20);
@@ -216,7 +217,7 @@ TEST_CASE("icl sweep --finite-dim: points outside the finite-D theory are nan, n
   REQUIRE(t.rows.size() == 3);
   for (const auto& row : t.rows) {
     CHECK(row.at(t.column("converged")) == "1");
-    for (const char* c : {"fd_tm", "fd_idg", "fd_odg"}) CHECK(row.at(t.column(c)) == "nan");
+    for (const char* c : {"fd_tm", "fd_idg", "fd_odg", "fd_valid"}) CHECK(row.at(t.column(c)) == "nan");
   }
 }
 

@@ -22,18 +22,21 @@ using namespace icl::theory;
 
 namespace {
 
-// `count` log-spaced values of `name` in [lo, hi], each solved on its own (no warm start, no
-// refinement), and the quantity there.
+// `count` values of `name` in [lo, hi], log-spaced (t = ln x) or with `linear` evenly spaced
+// (t = x), each solved on its own (no warm start, no refinement), and the quantity there.
 struct Grid {
-  std::vector<double> t, f;  // t = ln x
+  std::vector<double> t, f;
+  bool linear = false;
+  double x(std::size_t k) const { return linear ? t[k] : std::exp(t[k]); }
 };
 Grid dense(const Params& base, const std::string& name, const std::string& quantity, double lo,
-           double hi, int count) {
+           double hi, int count, bool linear = false) {
   Grid g;
-  for (double x : logspace(lo, hi, count)) {
+  g.linear = linear;
+  for (double x : linear ? linspace(lo, hi, count) : logspace(lo, hi, count)) {
     const Solution s = solve(with_param(base, name, x));
     REQUIRE(s.converged());
-    g.t.push_back(std::log(x));
+    g.t.push_back(linear ? x : std::log(x));
     g.f.push_back(find_quantity(quantity).value(s));
   }
   return g;
@@ -57,7 +60,7 @@ double steepest_on_grid(const Grid& g) {
     const double d = std::abs(g.f[k + 1] - g.f[k - 1]);
     if (d > best_d) best_d = d, best = k;
   }
-  return std::exp(g.t[best]);
+  return g.x(best);
 }
 
 // The D -> infinity point of docs/errors_phases.md §10.2: alpha -> infinity, lambda = 0, tau > 1,
@@ -139,10 +142,11 @@ TEST_CASE("boundary steepest: the refined point matches the steepest point of a 
     CAPTURE(c.alpha);
     Params base = transition_point(c.kappa);
     const BoundaryOptions o{.criterion = Criterion::Steepest, .quantity = "idg", .x = "rho",
-                            .lo = 0.05, .hi = 1.0, .y = "alpha", .ys = {c.alpha},
+                            .lo = 0.05, .hi = 1.0, .log_x = true, .y = "alpha", .ys = {c.alpha},
                             .scan_points = c.scan_points};
     const BoundaryResult r = run(base, o);
     REQUIRE(r.converged());
+    CHECK(r.derivative == "d idg / d ln rho");
     for (const BoundaryPoint& p : r.points) {
       CAPTURE(p.message);
       const int count = 4001;
@@ -157,20 +161,72 @@ TEST_CASE("boundary steepest: the refined point matches the steepest point of a 
   }
 }
 
+TEST_CASE("boundary steepest: the linear x axis (the default) maximizes d/dx, not d/d ln x") {
+  // docs/errors_phases.md §19.1: on the linear axis the steepest point is that of |d IDG / d rho|,
+  // checked against a 4001-point linear grid; at alpha = 32 it differs from the log axis's
+  // steepest point (|d IDG / d ln rho| = rho |d IDG / d rho| favours larger rho) by several
+  // percent of rho, so the axis matters.
+  const Params base = transition_point(0.5);
+  BoundaryOptions o{.criterion = Criterion::Steepest, .quantity = "idg", .x = "rho", .lo = 0.05,
+                    .hi = 1.0, .y = "alpha", .ys = {32.0}};
+  const BoundaryResult lin = run(base, o);
+  REQUIRE(lin.converged());
+  CHECK(!lin.log_scale);
+  CHECK(lin.derivative == "d idg / d rho");
+  const BoundaryPoint& p = lin.points[0];
+  const int count = 4001;
+  const Grid g = dense(with_param(base, "alpha", p.y), "rho", "idg", o.lo, o.hi, count, true);
+  CHECK(std::abs(p.x - steepest_on_grid(g)) <= 1.5 * (o.hi - o.lo) / (count - 1));
+  o.log_x = true;
+  const BoundaryResult log = run(base, o);
+  REQUIRE(log.converged());
+  CAPTURE(p.x);
+  CAPTURE(log.points[0].x);
+  CHECK(std::abs(log.points[0].x - p.x) > 0.03 * p.x);
+  // The slopes are the two derivatives at their own maxima: |d/d ln rho| = rho |d/d rho|, so the
+  // log axis's maximum is at least rho* times the linear one's at rho*.
+  CHECK(std::abs(log.points[0].slope) >= p.x * std::abs(p.slope) * (1 - 1e-6));
+}
+
+TEST_CASE("boundary level and argmin: the x axis changes the scan, not the answer") {
+  const Params base = transition_point(0.5);
+  BoundaryOptions o{.criterion = Criterion::Level, .quantity = "idg", .level = 0.3, .x = "rho",
+                    .lo = 0.05, .hi = 1.0, .y = "alpha", .ys = {10.0, 100.0}};
+  const BoundaryResult lin = run(base, o);
+  o.log_x = true;
+  const BoundaryResult log = run(base, o);
+  REQUIRE(lin.converged());
+  REQUIRE(log.converged());
+  CHECK(lin.derivative.empty());
+  for (std::size_t k = 0; k < lin.points.size(); ++k)  // TOMS 748 to 2^-29 relative in t
+    CHECK(lin.points[k].x == doctest::Approx(log.points[k].x).epsilon(1e-8));
+  BoundaryOptions a{.criterion = Criterion::Argmin, .quantity = "idg", .x = "lambda", .lo = 1e-4,
+                    .hi = 10, .y = "alpha", .ys = {1.0, 2.0}};
+  const BoundaryResult am = run(Params{}, a);
+  a.log_x = true;
+  const BoundaryResult am_log = run(Params{}, a);
+  for (std::size_t k = 0; k < am.points.size(); ++k) CHECK(am.points[k].x == am_log.points[k].x);
+}
+
 TEST_CASE("boundary steepest: at large alpha the steepest IDG point along rho approaches rho = kappa") {
   // docs/errors_phases.md §10.2: as alpha -> infinity (sigma = 0, lambda = 0, tau > 1) IDG -> 0 for
-  // rho < kappa and (1 - kappa/rho)(1 + kappa/(tau - 1)) above, whose slope in ln rho is largest
-  // at rho = kappa+, where it is 1 + kappa/(tau - 1). The finite-alpha steepest point must move
-  // towards kappa and its slope towards that value as alpha grows.
-  for (double kappa : {0.3, 0.7}) {
+  // rho < kappa and (1 - kappa/rho)(1 + kappa/(tau - 1)) above, whose slope is largest at
+  // rho = kappa+: 1 + kappa/(tau - 1) in ln rho, (1 + kappa/(tau - 1)) / kappa in rho. On either
+  // axis the finite-alpha steepest point must move towards kappa and its slope towards that
+  // value as alpha grows (beyond alpha ~ 30 on the linear axis, where rho* - kappa is largest,
+  // docs/errors_phases.md §19.2; beyond 3-7 on the log axis).
+  for (const auto& [kappa, log_x] : {std::pair{0.3, true}, {0.7, true}, {0.3, false}, {0.7, false}}) {
     CAPTURE(kappa);
+    CAPTURE(log_x);
     const Params base = transition_point(kappa);
     const BoundaryOptions o{.criterion = Criterion::Steepest, .quantity = "idg", .x = "rho",
-                            .lo = 0.05, .hi = 1.0, .y = "alpha", .ys = {10, 100, 1000, 10000}};
+                            .lo = 0.05, .hi = 1.0, .log_x = log_x, .y = "alpha",
+                            .ys = log_x ? std::vector<double>{10, 100, 1000, 10000}
+                                        : std::vector<double>{100, 1000, 10000}};
     const BoundaryResult r = run(base, o);
     CAPTURE(r.message);
     REQUIRE(r.converged());
-    const double limit_slope = 1 + kappa / (base.tau - 1);
+    const double limit_slope = (1 + kappa / (base.tau - 1)) / (log_x ? 1.0 : kappa);
     for (std::size_t k = 1; k < r.points.size(); ++k) {
       const BoundaryPoint &prev = r.points[k - 1], &p = r.points[k];
       CAPTURE(p.y);
@@ -240,6 +296,7 @@ TEST_CASE("boundary: validate() names the field") {
   CHECK(field_of([](O& o) { o.x = "beta"; }) == "x");
   CHECK(field_of([](O& o) { o.y = "rho"; }) == "y");  // == x
   CHECK(field_of([](O& o) { o.lo = 0.5; }) == "hi");
+  CHECK(field_of([](O& o) { o.x = "lambda", o.lo = 0, o.hi = 1, o.log_x = true; }) == "log_x");
   CHECK(field_of([](O& o) { o.lo = 0.5, o.hi = 2; }) == "hi");  // rho <= 1
   CHECK(field_of([](O& o) { o.ys = {}; }) == "ys");
   CHECK(field_of([](O& o) { o.scan_points = 4; }) == "scan_points");

@@ -42,10 +42,13 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
   for (const auto& [k, v] : ordered.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"dim", "status", "message", "residual_norm", "sized",
                                          "error", "limit", "slope", "order", "sources",
-                                         "omitted", "finite_d_switches"});
+                                         "omitted", "validity", "finite_d_switches"});
+  CHECK(j.at("validity").at("valid") == r.valid());
+  CHECK(j.at("validity").at("relative_correction").at("idg") == r.validity.relative_correction.idg);
+  CHECK(j.at("validity").at("remainder").at("odg") == r.validity.remainder.odg);
   const auto row = finite_dim_row(&r);
-  CHECK(row == std::vector<double>{r.error.tm, r.error.idg, r.error.odg});
-  CHECK(finite_dim_columns() == std::vector<std::string>{"fd_tm", "fd_idg", "fd_odg"});
+  CHECK(row == std::vector<double>{r.error.tm, r.error.idg, r.error.odg, r.valid() ? 1.0 : 0.0});
+  CHECK(finite_dim_columns() == std::vector<std::string>{"fd_tm", "fd_idg", "fd_odg", "fd_valid"});
 }
 
 TEST_CASE("finite_dim_to_json_of_a_failed_result_has_no_values") {

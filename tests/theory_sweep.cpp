@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "numerics/error.hpp"
+#include "theory/phase_grid.hpp"
 #include "theory/sweep.hpp"
 
 using namespace icl::theory;

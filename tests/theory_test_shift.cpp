@@ -212,7 +212,10 @@ TEST_CASE("test overlap: a sweep over test_overlap gets the shift columns") {
   const auto cols = solution_columns(true);
   const auto row = solution_row(s, true);
   REQUIRE(cols.size() == row.size());
-  CHECK(cols[cols.size() - 4] == "shift");
-  CHECK(row[row.size() - 4] == s.test_shift->error);
-  CHECK(solution_columns().size() == cols.size() - 4);
+  // shift, shift_algo, shift_mem, shift_struct, bayes_shift
+  CHECK(cols[cols.size() - 5] == "shift");
+  CHECK(row[row.size() - 5] == s.test_shift->error);
+  CHECK(cols.back() == "bayes_shift");
+  CHECK(row.back() == s.bayes_optimal.shift);
+  CHECK(solution_columns().size() == cols.size() - 5);
 }

@@ -317,6 +317,12 @@ void BoundaryOptions::validate() const {
   if ((x == "gamma" && y == "tau") || (x == "tau" && y == "gamma"))
     throw InvalidParams("y", "tau and gamma = tau/kappa cannot be x and y together");
   validate_search(x, lo, hi, scan_points, bits, max_iterations);
+  if (log_x) {
+    const double from = search_range(x, lo, hi, "x").first;
+    if (!(from > 0))
+      throw InvalidParams("log_x", "a logarithmic x axis needs a range above 0 (" + x +
+                                       " from " + fmt(from) + ")");
+  }
   if (ys.empty() || ys.size() > 100000)
     throw InvalidParams("ys", "needs 1 to 100000 values (got " + std::to_string(ys.size()) + ")");
   if (!(derivative_step > 0 && derivative_step <= 0.1))
@@ -331,8 +337,10 @@ BoundaryResult run(const Params& base, const BoundaryOptions& options,
   r.options = options;
   r.params = base;
   std::tie(r.lo, r.hi) = search_range(options.x, options.lo, options.hi, "x");
-  r.log_scale = r.lo > 0;
+  r.log_scale = options.log_x;
   const Axis axis{options.x, r.lo, r.hi, r.log_scale};
+  if (options.criterion == Criterion::Steepest)
+    r.derivative = "d " + options.quantity + " / " + axis.derivative();
   for (double y : options.ys) {
     const Params at_y = with_param(base, options.y, y);
     for (double x : {r.lo, r.hi}) {

@@ -4,9 +4,9 @@
 //   Level     quantity(x) = level        (a bracketed root: coarse scan for sign changes, then
 //                                          Boost.Math TOMS 748; several crossings: the one at
 //                                          the smallest x, with their number)
-//   Steepest  max over x of |d quantity / d t|, t = ln x on a log scale (lo > 0), t = x on a
-//             linear one (central differences of step h; the scan's largest slope refined by
-//             Brent on the slope magnitude)
+//   Steepest  max over x of |d quantity / d t|, t = x on the linear x axis (the default) and
+//             t = ln x on a log one (log_x, lo > 0) (central differences of step h; the scan's
+//             largest slope refined by Brent on the slope magnitude)
 //   Argmin    min over x of quantity     (theory/optimize.hpp: scan + Brent)
 // A y where the criterion holds nowhere inside the range gets x = NaN (null in JSON) and the
 // reason in its message (status CheckFailed); a y where a solve or a refinement failed gets
@@ -34,24 +34,28 @@ struct BoundaryOptions {
   double level = std::numeric_limits<double>::quiet_NaN();
   std::string x = "rho";         // the parameter searched, one of Params::names()
   // The x range [lo, hi], lo < hi, inside the parameter's valid values (default_range(x) when
-  // both are NaN); log scale when lo > 0, linear otherwise.
+  // both are NaN).
   double lo = std::numeric_limits<double>::quiet_NaN();
   double hi = std::numeric_limits<double>::quiet_NaN();
+  // The x axis: linear (the default: Steepest maximizes |d quantity / dx|) or logarithmic
+  // (needs lo > 0: |d quantity / d ln x|). It sets the scan's spacing too; Level and Argmin
+  // find the same x on either axis (to their tolerance).
+  bool log_x = false;
   std::string y = "alpha";       // the parameter stepped, one of Params::names(), != x
   std::vector<double> ys;        // its values (1..100000), each a valid point with x at lo, hi
   int scan_points = 41;          // coarse scan along x per y, 5..100000
   int bits = 30;                 // Brent / TOMS 748 tolerance 2^(1-bits) in t, 4..52
   int max_iterations = 100;      // per refinement, 1..100000
-  // Steepest: the step h of the central difference (f(t+h) - f(t-h)) / 2h, in t = ln x on a
-  // log scale and as a fraction of hi - lo on a linear one; in (0, 0.1]. Capped at a quarter of
-  // the scan spacing.
+  // Steepest: the step h of the central difference (f(t+h) - f(t-h)) / 2h, as a fraction of
+  // hi - lo on the linear axis and in t = ln x on the log one; in (0, 0.1]. Capped at a quarter
+  // of the scan spacing.
   double derivative_step = 1e-3;
   SolveOptions solve;            // method (default Saddle), solver tolerances
   // y values in parallel, 0..256 (0 = all cores, as theory::sweep); results do not depend on it.
   int threads = 0;
 
   // Throws InvalidParams naming the field ("criterion", "quantity", "level", "x", "y", "lo",
-  // "hi", "ys", "scan_points", "bits", "max_iterations", "derivative_step", "threads").
+  // "hi", "log_x", "ys", "scan_points", "bits", "max_iterations", "derivative_step", "threads").
   void validate() const;
 };
 
@@ -74,7 +78,9 @@ struct BoundaryResult {
   BoundaryOptions options;
   Params params;               // the base point
   double lo = 0, hi = 0;       // the x range searched (options.lo, hi or default_range(x))
-  bool log_scale = false;
+  bool log_scale = false;      // options.log_x
+  // Steepest: the derivative maximized, "d idg / d rho" or "d idg / d ln rho"; else empty.
+  std::string derivative;
   double derivative_step = 0;  // h actually used (Steepest, else NaN), in t
   std::vector<BoundaryPoint> points;  // one per ys, in order
   // Converged when every y has a refined x; CheckFailed when some y has none in range (and none

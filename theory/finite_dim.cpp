@@ -313,6 +313,8 @@ void add_scaled(OrderParams& into, const OrderParams& a, double scale) {
 
 FiniteDimResult failed(FiniteDimResult r) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  r.validity = {false, "no finite-D prediction (" + r.message + ")", {nan, nan, nan},
+                {nan, nan, nan}};
   r.error = {nan, nan, nan};
   r.slope = {nan, nan, nan};
   r.order = {nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan};
@@ -591,6 +593,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   }
   r.status = Status::Converged;
   r.message = "D -> infinity root at the sizes of D, plus the O(1/D) term of each derived source";
+  r.validity = finite_dim_validity(r);
   return r;
 }
 

@@ -49,6 +49,22 @@ struct FiniteDimSource {
   OrderParams order_slope;
 };
 
+// Whether the O(1/D) expansion is in its range at this D (docs/finite_dim.md §21.9). The
+// expansion is E(D) = E_inf + c_1/D + O(1/D^2); its terms are products of the sources' relative
+// shifts, so the neglected O(1/D^2) part is about eps^2 |E_inf| with eps = sum_s |c_s| / |E_inf|
+// (the corrections of all sources relative to the limit). The prediction is valid when eps <=
+// kMaxRelativeCorrection for TM, IDG and ODG: then the estimated remainder is at most a quarter
+// of the correction, and the first order dominates what it leaves out.
+inline constexpr double kMaxRelativeCorrection = 0.25;
+struct FiniteDimValidity {
+  bool valid = false;
+  // Empty when valid; else which error's relative correction exceeds the bound, at which D,
+  // and from which D on the prediction is valid (the smallest D that passes, eps ~ 1/D).
+  std::string reason;
+  Errors relative_correction;  // eps per error: sum over sources of |correction| / |limit|
+  Errors remainder;            // eps^2 |limit|: the estimated size of the O(1/D^2) rest
+};
+
 struct FiniteDimResult {
   FiniteDimOptions options;  // as given to solve_finite_dim (dimension, switches)
   // The parameters at the integer sizes of dimension D (docs/simulation.md §13.1): rho = r/D,
@@ -65,8 +81,14 @@ struct FiniteDimResult {
   std::vector<FiniteDimSource> sources;
   // Finite-D effects not derived (docs/finite_dim.md §21.6), by name: listed, never estimated.
   std::vector<std::string> omitted;
+  FiniteDimValidity validity;  // computed when converged (else not valid, with the reason)
   bool converged() const { return status == numerics::Status::Converged; }
+  // A converged prediction inside the expansion's range.
+  bool valid() const { return converged() && validity.valid; }
 };
+
+// The range check of a converged result's sources and limit (docs/finite_dim.md §21.9).
+FiniteDimValidity finite_dim_validity(const FiniteDimResult& r);
 
 // A front end's request for the finite-D prediction (`--finite-dim D`, `finite_dim=D`): the
 // options at dimension *dim with the switches, or nullopt without a dimension. Without one, a

@@ -31,9 +31,9 @@ inline constexpr std::size_t kOrderFieldCount = sizeof kOrderFields / sizeof kOr
 
 // Where a quantity stands in the sweep TSV (solution_columns(test_shift)).
 enum class Column {
-  Always,     // tm ... e: every table
-  TestShift,  // shift ... shift_struct: tables with a shifted test protocol (docs/general_covariance.md §20)
-  None        // bayes_idg, bayes_odg, bayes_shift: a quantity to search on, not a TSV column
+  Always,     // tm ... e, bayes_idg, bayes_odg: every table
+  TestShift   // shift ... shift_struct, bayes_shift: tables with a shifted test protocol
+              // (docs/general_covariance.md §20)
 };
 
 struct Quantity {

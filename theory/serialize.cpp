@@ -245,6 +245,12 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
             {"m0", val(o.m0)}, {"q0", val(o.q0)}}},
           {"sources", sources},
           {"omitted", r.omitted},
+          {"validity",
+           {{"valid", r.valid()},
+            {"reason", r.validity.reason},
+            {"relative_correction", error_json(r.validity.relative_correction)},
+            {"remainder", error_json(r.validity.remainder)},
+            {"max_relative_correction", kMaxRelativeCorrection}}},
           {"finite_d_switches", to_json(r.options.switches)}};
 }
 
@@ -280,15 +286,29 @@ std::string to_text(const FiniteDimResult& r) {
   os << "omitted (not derived, listed only):";
   for (const auto& name : r.omitted) os << ' ' << name;
   os << '\n';
+  const FiniteDimValidity& v = r.validity;
+  if (v.valid) {
+    std::snprintf(buf, sizeof buf,
+                  "valid (docs/finite_dim.md §21.9): corrections %.0f%% / %.0f%% / %.0f%% of the "
+                  "limit, estimated O(1/D^2) rest %.2g / %.2g / %.2g\n",
+                  100 * v.relative_correction.tm, 100 * v.relative_correction.idg,
+                  100 * v.relative_correction.odg, v.remainder.tm, v.remainder.idg,
+                  v.remainder.odg);
+    os << buf;
+  } else {
+    os << "NOT VALID (docs/finite_dim.md §21.9): " << v.reason << '\n';
+  }
   return os.str();
 }
 
-std::vector<std::string> finite_dim_columns() { return {"fd_tm", "fd_idg", "fd_odg"}; }
+std::vector<std::string> finite_dim_columns() {
+  return {"fd_tm", "fd_idg", "fd_odg", "fd_valid"};
+}
 
 std::vector<double> finite_dim_row(const FiniteDimResult* r) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  if (r == nullptr || !r->converged()) return {nan, nan, nan};
-  return {r->error.tm, r->error.idg, r->error.odg};
+  if (r == nullptr || !r->converged()) return {nan, nan, nan, nan};
+  return {r->error.tm, r->error.idg, r->error.odg, r->valid() ? 1.0 : 0.0};
 }
 
 nlohmann::ordered_json to_json(const OptimizeResult& r) {
@@ -329,7 +349,10 @@ nlohmann::ordered_json to_json(const BoundaryResult& r) {
   j["y"] = o.y;
   j["range"] = {r.lo, r.hi};
   j["scale"] = r.log_scale ? "log" : "linear";
-  if (o.criterion == Criterion::Steepest) j["derivative_step"] = r.derivative_step;
+  if (o.criterion == Criterion::Steepest) {
+    j["derivative"] = r.derivative;
+    j["derivative_step"] = r.derivative_step;
+  }
   j["converged"] = r.converged();
   j["status"] = numerics::to_string(r.status);
   j["message"] = r.message;

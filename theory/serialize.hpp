@@ -55,15 +55,18 @@ bool any_test_shift(const std::vector<Solution>& solutions);
 //  "error": {tm, idg, odg}, "limit": {tm, idg, odg} (the D -> infinity solution at the sized
 //  parameters), "slope": {tm, idg, odg} (d error / d(1/D)), "order": {q, m, qbar, mbar, m0, q0},
 //  "sources": {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}, ...} (in the
-//  result's order), "omitted": [name, ...], "finite_d_switches": to_json(FiniteDSwitches)}.
+//  result's order), "omitted": [name, ...], "validity": {"valid", "reason",
+//  "relative_correction": {tm, idg, odg}, "remainder": {tm, idg, odg}, "max_relative_correction"}
+//  (docs/finite_dim.md §21.9), "finite_d_switches": to_json(FiniteDSwitches)}.
 //  Not converged: every value NaN (null in dump()), limit included.
 nlohmann::ordered_json to_json(const FiniteDimResult& r);
 // The "finite D = 40" section of `icl solve --finite-dim 40`: sized parameters, error, limit and
 // correction per error, one line per source (its three corrections), the omitted effects.
 // Without converged(): the status and message only.
 std::string to_text(const FiniteDimResult& r);
-// The sweep columns fd_tm, fd_idg, fd_odg: the finite-D errors; nan for a failed point and for
-// a point the finite-D theory does not cover (r == nullptr).
+// The sweep columns fd_tm, fd_idg, fd_odg: the finite-D errors, and fd_valid (1 inside the
+// expansion's range, 0 outside, docs/finite_dim.md §21.9); nan for a failed point and for a
+// point the finite-D theory does not cover (r == nullptr).
 std::vector<std::string> finite_dim_columns();
 std::vector<double> finite_dim_row(const FiniteDimResult* r);
 

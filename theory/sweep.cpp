@@ -167,34 +167,4 @@ std::vector<Solution> solve_points(const std::vector<Params>& points,
   return out;
 }
 
-std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
-                                 const std::vector<double>& xs, const std::string& y_name,
-                                 const std::vector<double>& ys, const PhaseOptions& options,
-                                 const numerics::Progress& progress) {
-  Params::check_name(x_name, "x_name");
-  Params::check_name(y_name, "y_name");
-  if (x_name == y_name)
-    throw InvalidParams("y_name", "must vary a different parameter than x_name (both are '" +
-                                      x_name + "': one axis would overwrite the other)");
-  // Setting y must keep x (e.g. y = kappa keeps tau, so it moves x = gamma = tau/kappa).
-  auto check_axes = [&](const Params& q, double x) {
-    const double got = q.get(x_name);
-    if (!(std::abs(got - x) <= 1e-12 * std::abs(x)))
-      throw InvalidParams("y_name", "setting " + y_name + " moves " + x_name + " (" +
-                                        describe(x_name, x) + " became " +
-                                        numerics::format_significant(got) +
-                                        "): swap the axes or vary another parameter");
-  };
-  std::vector<Params> points;
-  points.reserve(xs.size() * ys.size());
-  for (double x : xs)
-    for (double y : ys) {
-      points.push_back(with_param(with_param(base, x_name, x), y_name, y));
-      check_axes(points.back(), x);
-      validate_point(points.back(), options.solve.method,
-                     [&] { return describe(x_name, x) + ", " + describe(y_name, y); });
-    }
-  return solve_points(points, options, progress);
-}
-
 }  // namespace icl::theory

@@ -64,14 +64,6 @@ std::vector<Solution> solve_points(const std::vector<Params>& points,
                                    const PhaseOptions& options = {},
                                    const numerics::Progress& progress = {});
 
-// Grid over (x_name, y_name): result[i * ny + j] solves at x = xs[i], y = ys[j] (solve_points
-// over the grid). The two names must differ (InvalidParams("y_name"): one axis would overwrite
-// the other).
-std::vector<Solution> phase_grid(const Params& base, const std::string& x_name,
-                                 const std::vector<double>& xs, const std::string& y_name,
-                                 const std::vector<double>& ys, const PhaseOptions& options = {},
-                                 const numerics::Progress& progress = {});
-
 // Helpers for grids: `count` points from start to stop, linear or geometric.
 std::vector<double> linspace(double start, double stop, int count);
 std::vector<double> logspace(double start, double stop, int count);  // start, stop > 0

@@ -17,6 +17,7 @@ Bad parameters raise InvalidParams (a ValueError) naming the field; numerical fa
 NumericalError (a RuntimeError). The compiled core is icl_theory._core.
 """
 import inspect
+import warnings
 
 import numpy as np
 
@@ -166,8 +167,13 @@ def phase_grid(params, x_name, xs, y_name, ys, *, method="saddle", moments="quad
 from . import distributed  # noqa: E402  (imports dask only when used)
 
 
-def _simulation_result(raw):
-    return SimulationResult(*raw)
+def _simulation_result(raw, stacklevel):
+    """stacklevel: of the user's call, for the warnings (simulate() is wrapped once more)."""
+    result = SimulationResult(*raw)
+    for note in result.notes:  # the library's warnings (e.g. a ratio moved by the sizes)
+        if note.startswith("warning: "):
+            warnings.warn(note[len("warning: "):], UserWarning, stacklevel=stacklevel)
+    return result
 
 
 def simulate(params, *, progress=None, **options):
@@ -190,14 +196,17 @@ def simulate(params, *, progress=None, **options):
     'error.idg', 'error.odg', 'order.m', 'order.q', 'order.mbar', 'order.qbar', 'order.m0',
     'order.q0', 'error.shift' with Params.test_overlap / test_levels (docs/general_covariance.md §20),
     with the theory also the measured decomposition 'decomp.*', solver facts
-    'cg.iterations', ...; sem is NaN for one seed), with .theory (the Solution), .comparison
-    (theory, mean, sem, z per compared quantity), to_dict() (the `icl simulate --json`
-    object) and to_pandas() (the comparison). Seed k is derive_seed(seed, k), so the result
+    'cg.iterations', ...; sem is NaN for one seed), with .theory (the Solution at
+    .simulated_params, the ratios of the integer sizes of D: r/D, M0/D, N/D^2, L/D; a ratio
+    moved by more than 1% from the given one is a UserWarning), .finite_dim (the finite-D
+    prediction at D), .comparison (mean, sem, theory, z, finite_dim, z_finite_dim,
+    bayes_optimal per compared quantity), to_dict() (the `icl simulate --json` object) and
+    to_pandas() (the comparison, with the given and simulated parameters as columns). Seed k is derive_seed(seed, k), so the result
     does not depend on `threads`. Raises NumericalError when a seed's training does not
     converge. progress: per seed, as in sweep().
     """
     with _reporter(progress, "simulate") as report:
-        return _simulation_result(_core.simulate(params, progress=report, **options))
+        return _simulation_result(_core.simulate(params, progress=report, **options), 4)
 
 
 class LowRankSimulator(_core.LowRankSimulator):
@@ -206,7 +215,7 @@ class LowRankSimulator(_core.LowRankSimulator):
 
     def run(self, progress=None):
         with _reporter(progress, "simulate") as report:
-            return _simulation_result(super().run(progress=report))
+            return _simulation_result(super().run(progress=report), 3)
 
 
 # Last: every public function gives one-line argument errors (package/_arguments.py).

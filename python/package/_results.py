@@ -4,6 +4,7 @@ import numpy as np
 
 _ERRORS = ("tm", "idg", "odg")
 _PIECES = ("algo", "mem", "struct")
+_BAYES = ("bayes_idg", "bayes_odg", "bayes_shift")  # the Bayes-optimal baselines
 # The per-point columns that are facts of the solve rather than values of the solution.
 _FACTS = ("converged", "residual", "iterations", "regime")
 REGIMES = ("task-rich", "task-poor", "boundary")  # the codes 0, 1, 2 of the regime arrays
@@ -16,6 +17,18 @@ def _pandas():
         raise ImportError("to_pandas() needs pandas, an optional dependency: pip install pandas "
                           "(Debian: apt-get install python3-pandas)") from e
     return pandas
+
+
+def _nan_if_none(v):
+    return float("nan") if v is None else v
+
+
+def parameter_columns(params):
+    """Every input parameter as a scalar column {name: value} from a Params or its to_dict():
+    lists (task_spectrum, test_levels) as their text, so that a concatenation of frames keeps
+    every parameter."""
+    d = params if isinstance(params, dict) else params.to_dict()
+    return {k: (str(v) if isinstance(v, (list, tuple)) else v) for k, v in d.items()}
 
 
 class SweepResult(dict):
@@ -131,7 +144,7 @@ class SolutionArray:
 
     @property
     def order(self):
-        skip = set(_FACTS) | set(_ERRORS) | {"z", "e"} | {
+        skip = set(_FACTS) | set(_ERRORS) | set(_BAYES) | {"z", "e"} | {
             f"{k}_{p}" for k in _ERRORS for p in _PIECES}
         return {k: v for k, v in self._columns.items() if k not in skip}
 
@@ -167,13 +180,21 @@ class SimulationResult(dict):
     """Result of simulate(): {name: (mean, sem)} over seeds for every simulated quantity
     ("error.idg", "order.q0", "cg.iterations", ...; sem NaN for one seed), plus
 
-    theory       the theory Solution at the same point (saddle point, or the ridgeless
+    params       the parameters as given (a dict, as Params.to_dict())
+    simulated_params  the ratios of the integer sizes at D (r/D, M0/D, N/D^2, L/D): the
+                 theory is compared there, not at `params` (docs/simulation.md §13.1)
+    sizing       [{name, nominal, simulated, relative_change}] for every ratio the rounding
+                 can move; a change beyond 1% is also a warning (UserWarning) and in `notes`
+    theory       the theory Solution at simulated_params (saddle point, or the ridgeless
                  Letey/Lu branch for lambda = 0, tau < 1), None with theory=False or where the
                  theory does not apply
-    comparison   [{quantity, theory, mean, sem, z}] for the compared quantities (the errors
-                 and order parameters enforced by `icl verify`); empty without a converged theory
+    finite_dim   the finite-D prediction at D (a FiniteDimResult), None where it does not apply
+    comparison   [{quantity, mean, sem, theory, z, finite_dim, z_finite_dim, bayes_optimal}]
+                 for the compared quantities (the errors and order parameters enforced by
+                 `icl verify`); empty without a converged theory
     to_dict()    everything, as `icl simulate --json` writes it
-    to_pandas()  the comparison as a DataFrame indexed by quantity
+    to_pandas()  the comparison as a DataFrame indexed by quantity, with every given parameter,
+                 dim, seeds and every simulated ratio (simulated_<name>) as columns
     """
 
     def __init__(self, estimates, json=None, theory=None, comparison=()):
@@ -183,15 +204,30 @@ class SimulationResult(dict):
     def to_dict(self):
         return self.json
 
+    params = property(lambda self: self.json["params"] if self.json else None)
+    simulated_params = property(lambda self: self.json["simulated_params"] if self.json else None)
+    sizing = property(lambda self: self.json["sizing"] if self.json else [])
+    notes = property(lambda self: self.json["notes"] if self.json else [])
+
     @property
-    def params(self):
-        return self.json["params"] if self.json else None
+    def finite_dim(self):
+        fd = self.json.get("finite_dim") if self.json else None
+        return FiniteDimResult(fd) if fd is not None else None
 
     def to_pandas(self):
         pd = _pandas()
-        cols = ("quantity", "theory", "mean", "sem", "z")
-        return pd.DataFrame([[r[c] for c in cols] for r in self.comparison],
-                            columns=cols).set_index("quantity")
+        cols = ("quantity", "mean", "sem", "theory", "z", "finite_dim", "z_finite_dim",
+                "bayes_optimal")
+        frame = pd.DataFrame([[_nan_if_none(r[c]) for c in cols] for r in self.comparison],
+                             columns=cols).set_index("quantity")
+        if self.json:
+            extra = dict(parameter_columns(self.json["params"]))
+            extra.update(dim=self.json["dim"], seeds=self.json["seeds"])
+            for s in self.json["sizing"]:
+                extra["simulated_" + s["name"]] = s["simulated"]
+            for k, v in extra.items():
+                frame[k] = v
+        return frame
 
     def __reduce__(self):
         return (type(self), (dict(self), self.json, self.theory, self.comparison),
@@ -211,7 +247,11 @@ class FiniteDimResult:
     sources      {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}}, in order
     omitted      names of the finite-D effects not derived (listed, never estimated)
     switches     {"sphere_queries", "fixed_norm_tasks", "assignment", "gaussian_context"}
-    Not converged: every value NaN (status and message say why).
+    valid        True inside the O(1/D) expansion's range (docs/finite_dim.md §21.9)
+    validity     {"valid", "reason" (why not), "relative_correction": {tm, idg, odg} (the
+                 sources' |corrections| over the limit), "remainder": {tm, idg, odg} (the
+                 estimated O(1/D^2) rest), "max_relative_correction"}
+    Not converged: every value NaN (status and message say why), valid False.
     """
 
     def __init__(self, json):
@@ -233,6 +273,8 @@ class FiniteDimResult:
     sources = property(lambda self: self._json["sources"])
     omitted = property(lambda self: self._json["omitted"])
     switches = property(lambda self: self._json["finite_d_switches"])
+    validity = property(lambda self: self._json["validity"])
+    valid = property(lambda self: self._json["validity"]["valid"])
 
     @property
     def converged(self):
@@ -244,4 +286,5 @@ class FiniteDimResult:
     def __repr__(self):
         e = self._json["error"]
         return (f"<FiniteDimResult dim={self._json['dim']} {self._json['status']} "
-                f"tm={e['tm']:.6g} idg={e['idg']:.6g} odg={e['odg']:.6g}>")
+                f"tm={e['tm']:.6g} idg={e['idg']:.6g} odg={e['odg']:.6g}"
+                f"{'' if self.valid else ' NOT VALID'}>")

@@ -25,7 +25,9 @@ class SolveFiniteDimTest(unittest.TestCase):
         self.assertEqual(fd.switches, d["finite_d_switches"])
         self.assertEqual(list(d), ["dim", "status", "message", "residual_norm", "sized", "error",
                                    "limit", "slope", "order", "sources", "omitted",
-                                   "finite_d_switches"])
+                                   "validity", "finite_d_switches"])
+        self.assertIs(fd.valid, d["validity"]["valid"])
+        self.assertTrue(fd.valid)  # D = 40 at the paper's point: corrections about 6% of the limit
         self.assertTrue(fd.omitted)
 
     def test_sources_sum_to_error_minus_limit(self):
@@ -78,12 +80,13 @@ class SweepFiniteDimTest(unittest.TestCase):
         plain = icl.sweep(p, "alpha", values)
         with_fd = icl.sweep(p, "alpha", values, finite_dim=20)
         self.assertFalse(any(k.startswith("fd_") for k in plain))
-        self.assertEqual(set(with_fd) - set(plain), {"fd_tm", "fd_idg", "fd_odg"})
+        self.assertEqual(set(with_fd) - set(plain), {"fd_tm", "fd_idg", "fd_odg", "fd_valid"})
         for i, a in enumerate(values):
             p.alpha = a
             fd = icl.solve_finite_dim(p, 20)
             for e in ERRORS:
                 self.assertEqual(with_fd["fd_" + e][i], fd.error[e])
+            self.assertEqual(with_fd["fd_valid"][i], 1.0 if fd.valid else 0.0)
 
     def test_not_covered_points_are_nan_and_switches_need_finite_dim(self):
         r = icl.sweep(icl.Params(), "tau", [0.5, 0.8], method="letey", finite_dim=20)

@@ -1,6 +1,7 @@
 """icl_theory: the finite-D simulator (run with unittest). Kept small: D = 16, a few seeds."""
 import math
 import unittest
+import warnings
 
 import icl_theory as icl
 
@@ -97,10 +98,15 @@ class SimulateTest(unittest.TestCase):
         self.assertTrue(math.isnan(one["error.tm"][1]))
 
     def test_theory_next_to_the_simulation(self):
-        # The theory at the same point, and one comparison row per compared quantity
+        # The theory at the simulated ratios (D = 16: r = round(0.9 * 16) = 14, rho 0.875; the
+        # other ratios are exact), and one comparison row per compared quantity
         # (verify/lowrank/compare.hpp: the three errors and six order parameters).
-        th = icl.solve(self.p)
+        sized = self.p.copy()
+        sized.rho = 14 / 16
+        th = icl.solve(sized)
         self.assertEqual(self.a.theory.to_dict(), th.to_dict())
+        self.assertEqual(self.a.params["rho"], 0.9)
+        self.assertEqual(self.a.simulated_params["rho"], 14 / 16)
         rows = {r["quantity"]: r for r in self.a.comparison}
         self.assertEqual(sorted(rows), sorted(
             ["error.tm", "error.idg", "error.odg", "order.m", "order.q", "order.mbar",
@@ -110,6 +116,32 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual((r["mean"], r["sem"]), self.a["error.idg"])
         self.assertEqual(r["z"], (r["mean"] - r["theory"]) / r["sem"])
         self.assertEqual(self.a.to_dict()["dim"], DIM)
+
+    def test_compared_at_the_sizes_simulated(self):
+        # The issue's example: rho 0.01 at D = 20 is r = 1 (rho 0.05). The comparison is with
+        # the theory at rho 0.05, a warning names the move, to_pandas() has both.
+        p = icl.Params(rho=0.01)
+        with self.assertWarnsRegex(UserWarning, r"rho from 0.01 to 0.05 \(\+400.0%\)"):
+            r = icl.simulate(p, dim=20, seeds=2, seed=3, prediction_prompts=0)
+        self.assertEqual(r.theory.params.rho, 0.05)
+        moved = {s["name"]: s for s in r.sizing}
+        self.assertAlmostEqual(moved["rho"]["relative_change"], 4.0)
+        self.assertEqual(moved["kappa"]["relative_change"], 0.0)
+        frame = r.to_pandas()
+        self.assertTrue((frame["rho"] == 0.01).all())
+        self.assertTrue((frame["simulated_rho"] == 0.05).all())
+        for col in ("alpha", "tau", "kappa", "sigma", "lambda", "dim", "seeds", "finite_dim",
+                    "z_finite_dim", "bayes_optimal"):
+            self.assertIn(col, frame.columns)
+        # The finite-D prediction at D, and its z next to the limit's.
+        self.assertTrue(r.finite_dim.converged)
+        idg = frame.loc["error.idg"]
+        self.assertEqual(idg["finite_dim"], r.finite_dim.error["idg"])
+        self.assertEqual(idg["bayes_optimal"], r.theory.bayes_optimal["idg"])
+        # No warning when every ratio is exact at D.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            icl.simulate(icl.Params(rho=0.5), dim=20, seeds=1, prediction_prompts=0)
 
     def test_extrapolation_in_inverse_d(self):
         # Data exactly on a + b/D: the fit returns a and b (round-off only) with chi2 ~ 0.

@@ -255,6 +255,14 @@ double z_score(const numerics::Estimate& e, double reference) {
   return e.sem > 0 ? (e.mean - reference) / e.sem : 0.0;
 }
 
+// The finite-D prediction as a Solution, so that each quantity reads it as it reads the theory.
+theory::Solution as_solution(const theory::FiniteDimResult& fd) {
+  theory::Solution predicted = fd.limit;
+  predicted.error = fd.error;
+  predicted.order = fd.order;
+  return predicted;
+}
+
 ComparisonRow compare_row(const Quantity& q, bool enforced, const theory::Solution& th,
                           const std::vector<DimSummary>& sims, const VerifyOptions& o) {
   ComparisonRow row;
@@ -325,10 +333,7 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
       rep.status = fd.status;
       rep.message = "the finite-D prediction at " + at + " did not converge: " + fd.message;
     }
-    // The prediction as a Solution, so that each quantity reads it as it reads the theory.
-    theory::Solution predicted = fd.limit;
-    predicted.error = fd.error;
-    predicted.order = fd.order;
+    const theory::Solution predicted = as_solution(fd);
     for (const auto& q : compared_quantities()) {
       const numerics::Estimate& st = *sims[k].of(q);
       FiniteDimRow row;
@@ -348,11 +353,35 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
 
 }  // namespace
 
-theory::FiniteDimOptions finite_dim_options(const SimOptions& so) {
-  theory::FiniteDimOptions fo;
-  fo.dim = so.dim;
-  fo.switches = so.switches;
-  return fo;
+std::vector<SimulationComparison> comparison(const SimulationResult& r) {
+  std::vector<SimulationComparison> rows;
+  if (!r.converged() || !r.theory || !r.theory->converged()) return rows;
+  std::optional<theory::Solution> predicted;
+  if (r.finite_dim && r.finite_dim->converged()) predicted = as_solution(*r.finite_dim);
+  const theory::BayesOptimal& bayes = r.theory->bayes_optimal;
+  std::vector<Quantity> shown = compared_quantities();
+  if (r.shift) shown.insert(shown.begin() + 3, shift_quantity());
+  for (const Quantity& q : shown) {
+    const numerics::Estimate* st = q.simulated(r);
+    if (st == nullptr) continue;
+    SimulationComparison c;
+    c.quantity = q.name;
+    c.mean = st->mean;
+    c.sem = st->sem;
+    c.theory = q.theory(*r.theory);
+    c.z = z_score(*st, c.theory);
+    if (predicted && q.name != std::string("error.shift")) {
+      c.finite_dim = q.theory(*predicted);
+      c.z_finite_dim = z_score(*st, c.finite_dim);
+    }
+    const std::string name = q.name;
+    if (name == "error.idg") c.bayes_optimal = bayes.idg;
+    if (name == "error.odg") c.bayes_optimal = bayes.odg;
+    if (name == "error.shift") c.bayes_optimal = bayes.shift;
+    if (name == "error.tm" && r.bayes_tm) c.bayes_optimal = r.bayes_tm->mean;
+    rows.push_back(std::move(c));
+  }
+  return rows;
 }
 
 PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,

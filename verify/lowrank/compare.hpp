@@ -2,6 +2,7 @@
 // a finite-size extrapolation in 1/D (weighted least squares of mean(D) = a + b/D), over a fixed
 // grid of parameter points.
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,23 @@ Quantity shift_quantity();
 // Informational rows (the decomposition, docs/errors_phases.md §8, partly conjectural): reported
 // when the simulation measured them, never failing.
 const std::vector<Quantity>& informational_quantities();
+
+// One compared quantity of a simulation at one point (icl simulate, Python simulate()): the
+// simulation against the theory at the simulated ratios and against the finite-D prediction at
+// its D (docs/simulation.md §13.8), with the Bayes-optimal error next to the errors it bounds.
+struct SimulationComparison {
+  std::string quantity;  // a compared quantity's name, "error.shift" with a shifted protocol
+  double mean = 0, sem = 0;  // the simulation
+  double theory = 0, z = 0;  // D -> infinity theory at SimulationResult::simulated; (mean - theory) / sem
+  // NaN without a converged finite-D prediction.
+  double finite_dim = std::numeric_limits<double>::quiet_NaN();
+  double z_finite_dim = std::numeric_limits<double>::quiet_NaN();
+  // The theory's Bayes-optimal error for error.idg, error.odg, error.shift (docs/errors_phases.md
+  // §17); the simulated dMMSE baseline for error.tm when it was measured; NaN otherwise.
+  double bayes_optimal = std::numeric_limits<double>::quiet_NaN();
+};
+// Empty without a converged theory or with a failed simulation (no aggregates).
+std::vector<SimulationComparison> comparison(const SimulationResult& r);
 
 // Weighted least squares y = a + b x with weights 1/se^2 (x = 1/D). se of a and b from the
 // covariance (J^T W J)^{-1}, inflated by sqrt(chi2/dof) when chi2/dof > 1 (the model
@@ -92,11 +110,6 @@ struct VerifyOptions {
   static VerifyOptions quick();    // the CI subset: smaller D, verify_grid(true)
   void validate() const;                         // InvalidParams naming the field
 };
-
-// The finite-D theory's switches that mirror a simulation's (docs/simulation.md §13.7,
-// docs/finite_dim.md §21): a source the simulation removes is predicted as 0, so the prediction is
-// that of what is simulated.
-theory::FiniteDimOptions finite_dim_options(const SimOptions& so);
 
 // One simulated D and quantity against the finite-D prediction (docs/simulation.md §14.5,
 // docs/finite_dim.md §21) and, for contrast, against the D -> infinity theory. Informational: never

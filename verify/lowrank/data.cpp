@@ -7,6 +7,7 @@
 
 #include "numerics/error.hpp"
 #include "numerics/normal_sampler.hpp"
+#include "theory/finite_dim.hpp"
 
 namespace icl::verify::lowrank {
 
@@ -56,27 +57,52 @@ std::vector<long> level_counts(const theory::Params& p, int dim) {
   return count;
 }
 
-// Level k's value on its n_k directions, rescaled to mean exactly 1 (tr = D).
-VectorXd per_direction(const std::vector<long>& count, const std::vector<double>& value,
-                       int dim, const char* field) {
+// Level k's value on its n_k directions, before the rescaling.
+VectorXd unscaled_directions(const std::vector<long>& count, const std::vector<double>& value,
+                             int dim) {
   VectorXd t(dim);
   Eigen::Index i = 0;
   for (std::size_t k = 0; k < count.size(); ++k)
     for (long c = 0; c < count[k]; ++c) t(i++) = value[k];
+  return t;
+}
+
+// The factor that makes the mean over the D directions exactly 1 (tr = D).
+double mean_one_scale(const VectorXd& t, int dim, const char* field) {
   const double sum = t.sum();
   if (!(sum > 0))
     throw InvalidParams(field, "no positive eigenvalue left after rounding the multiplicities "
                                "at D = " + std::to_string(dim));
-  t *= double(dim) / sum;  // mean exactly 1
+  return double(dim) / sum;
+}
+
+// Level k's value on its n_k directions, rescaled to mean exactly 1.
+VectorXd per_direction(const std::vector<long>& count, const std::vector<double>& value,
+                       int dim, const char* field) {
+  VectorXd t = unscaled_directions(count, value, dim);
+  t *= mean_one_scale(t, dim, field);
   return t;
+}
+
+// The rescaled value of each level (as per_direction gives it on each of its directions).
+std::vector<double> rescaled_levels(const std::vector<long>& count,
+                                    const std::vector<double>& value, int dim, const char* field) {
+  const double scale = mean_one_scale(unscaled_directions(count, value, dim), dim, field);
+  std::vector<double> out;
+  for (double v : value) out.push_back(v * scale);
+  return out;
+}
+
+std::vector<double> level_values(const theory::Params& p) {
+  std::vector<double> value;
+  for (const auto& a : p.task_spectrum) value.push_back(a.position);
+  return value;
 }
 
 }  // namespace
 
 VectorXd task_eigenvalues(const theory::Params& p, int dim) {
-  std::vector<double> value;
-  for (const auto& a : p.task_spectrum) value.push_back(a.position);
-  return per_direction(level_counts(p, dim), value, dim, "task_spectrum");
+  return per_direction(level_counts(p, dim), level_values(p), dim, "task_spectrum");
 }
 
 VectorXd test_level_eigenvalues(const theory::Params& p, int dim) {
@@ -86,20 +112,64 @@ VectorXd test_level_eigenvalues(const theory::Params& p, int dim) {
 
 Sizes sizes(const theory::Params& p, int dim) {
   if (dim < 2) throw InvalidParams("dim", "must be >= 2");
-  Sizes n;
+  // The counts are the ratios of at_dimension times D (integers up to rounding of the division).
+  const theory::Params s = theory::at_dimension(p, dim);
   const double D = dim;
+  const auto count = [](double x) { return int(std::lround(x)); };
+  Sizes n;
   n.D = dim;
   if (p.task_spectrum.empty()) {
-    n.r = std::max(1, int(std::lround(p.rho * D)));
+    n.r = count(s.rho * D);
   } else {
     const VectorXd t = task_eigenvalues(p, dim);
     n.r = int((t.array() > 0.0).count());
   }
-  n.M0 = std::max(1, int(std::lround(p.kappa * D)));
-  n.N = std::max(1, int(std::lround(p.tau * D * D)));
-  n.L = std::max(1, int(std::lround(p.alpha * D)));
-  n.Lt = std::max(1, int(std::lround(p.effective_alpha_test() * D)));
+  n.M0 = count(s.kappa * D);
+  n.N = count(s.tau * D * D);
+  n.L = count(s.alpha * D);
+  n.Lt = count(s.effective_alpha_test() * D);
   return n;
+}
+
+theory::Params simulated_params(const theory::Params& p, int dim) {
+  theory::Params s = theory::at_dimension(p, dim);
+  if (p.task_spectrum.empty()) return s;
+  const std::vector<long> count = level_counts(p, dim);
+  const std::vector<double> t = rescaled_levels(count, level_values(p), dim, "task_spectrum");
+  std::vector<double> tl;
+  if (!p.test_levels.empty()) tl = rescaled_levels(count, p.test_levels, dim, "test_levels");
+  s.task_spectrum.clear();
+  s.test_levels.clear();
+  for (std::size_t k = 0; k < count.size(); ++k) {
+    if (count[k] == 0) continue;
+    s.task_spectrum.push_back({t[k], double(count[k]) / dim});
+    if (!tl.empty()) s.test_levels.push_back(tl[k]);
+  }
+  return s;
+}
+
+double SizedRatio::relative_change() const { return (simulated - nominal) / std::abs(nominal); }
+
+std::vector<SizedRatio> sized_ratios(const theory::Params& p, int dim) {
+  const theory::Params s = theory::at_dimension(p, dim);
+  std::vector<SizedRatio> out;
+  if (p.task_spectrum.empty()) {
+    out.push_back({"rho", p.rho, s.rho});
+  } else {
+    const std::vector<long> count = level_counts(p, dim);
+    const std::vector<double> value = level_values(p);
+    const std::vector<double> t = rescaled_levels(count, value, dim, "task_spectrum");
+    for (std::size_t k = 0; k < count.size(); ++k) {
+      const std::string level = "task_spectrum[" + std::to_string(k) + "]";
+      out.push_back({level + ".weight", p.task_spectrum[k].mass, double(count[k]) / dim});
+      out.push_back({level + ".value", value[k], t[k]});
+    }
+  }
+  out.push_back({"kappa", p.kappa, s.kappa});
+  out.push_back({"tau", p.tau, s.tau});
+  out.push_back({"alpha", p.alpha, s.alpha});
+  if (p.alpha_test >= 0) out.push_back({"alpha_test", p.alpha_test, s.alpha_test});
+  return out;
 }
 
 MatrixXd Dataset::task_covariance() const {

@@ -46,6 +46,23 @@ struct Sizes {
 };
 Sizes sizes(const theory::Params& p, int dim);
 
+// The ratios a simulation at dimension D realises (docs/simulation.md §13.1): the scalar ratios at
+// the integer sizes (theory::at_dimension, the one rounding rule) and, for a task_spectrum, the
+// finite-D spectrum of task_eigenvalues(): level k with weight n_k / D and its value rescaled so
+// that the mean is 1, levels left with no direction dropped (test_levels rescaled alike). The
+// theory compared with a simulation is solved here, not at the nominal p.
+theory::Params simulated_params(const theory::Params& p, int dim);
+
+// One ratio that the rounding may move, as given and as simulated.
+struct SizedRatio {
+  std::string name;  // "rho", "kappa", "tau", "alpha", "alpha_test", "task_spectrum[k].weight"
+  double nominal = 0, simulated = 0;
+  double relative_change() const;  // (simulated - nominal) / |nominal|
+};
+// Every such ratio of p at dim: rho (low-rank tasks) or each task_spectrum level's weight and
+// value, kappa, tau, alpha, and alpha_test when it is explicit.
+std::vector<SizedRatio> sized_ratios(const theory::Params& p, int dim);
+
 // The D eigenvalues of the finite-D task covariance for a non-empty p.task_spectrum. Two
 // finite-D choices: (1) population eigenvalue t_k gets n_k = round(w_k D) entries, and the group
 // with the most entries (the first of them on a tie) absorbs D - sum_k n_k so the counts sum to

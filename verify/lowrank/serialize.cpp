@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "numerics/format.hpp"
 #include "theory/serialize.hpp"
 
 namespace icl::verify::lowrank {
@@ -135,6 +136,14 @@ ordered_json to_json(const SimulationResult& r) {
           {"standard_normal", normal}};
     }
   j["sizes"] = to_json(r.sizes);
+  j["simulated_params"] = theory::to_json(r.simulated);
+  j["sizing"] = ordered_json::array();
+  for (const SizedRatio& s : r.sizing)
+    j["sizing"].push_back({{"name", s.name}, {"nominal", s.nominal}, {"simulated", s.simulated},
+                           {"relative_change", s.relative_change()}});
+  j["notes"] = r.notes;
+  j["memory"] = {{"estimate_bytes", r.memory_estimate_bytes},
+                 {"peak_resident_bytes", r.peak_resident_bytes}};
   j["odg_kind"] = to_string(o.odg);
   j["sampler"] = to_string(o.sampler);
   j["solver"] = to_string(o.solver);
@@ -143,13 +152,19 @@ ordered_json to_json(const SimulationResult& r) {
     j["theory"] = theory::to_json(*r.theory);
     if (r.theory->converged()) j["decomposition"]["theory"] = j["theory"]["decomposition"];
   }
+  if (r.finite_dim) j["finite_dim"] = theory::to_json(*r.finite_dim);
+  j["comparison"] = ordered_json::array();
+  for (const SimulationComparison& c : comparison(r))
+    j["comparison"].push_back({{"quantity", c.quantity}, {"mean", c.mean}, {"sem", c.sem},
+                               {"theory", c.theory}, {"z", c.z}, {"finite_dim", c.finite_dim},
+                               {"z_finite_dim", c.z_finite_dim},
+                               {"bayes_optimal", c.bayes_optimal}});
   return j;
 }
 
 std::string to_text(const SimulationResult& r) {
   const Sizes& n = r.sizes;
   const auto& th = r.theory;
-  const bool have_theory = th && th->converged();
   std::ostringstream os;
   char line[512];
   std::snprintf(line, sizeof line, "D = %d (r %d, M0 %d, N %d, L %d, L_test %d), %d seeds\n",
@@ -164,16 +179,37 @@ std::string to_text(const SimulationResult& r) {
   }
   os << theory::to_text(r.options.switches);
   if (!r.converged()) os << "status " << numerics::to_string(r.status) << ": " << r.message << "\n";
-  std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", "quantity", "simulation", "s.e.",
-                "theory");
+  // The ratios of the integer sizes, when they are not the ones given (docs/simulation.md §13.1).
+  std::string moved;
+  for (const SizedRatio& s : r.sizing)
+    if (s.simulated != s.nominal)
+      moved += " " + s.name + " " + numerics::format_significant(s.simulated) + " (given " +
+               numerics::format_significant(s.nominal) + ")";
+  if (!moved.empty()) os << "simulated ratios (theory compared there):" << moved << "\n";
+  std::snprintf(line, sizeof line, "%-12s %12s %10s %20s %20s\n", "quantity", "simulation",
+                "s.e.", "theory (z)", "finite-D (z)");
   os << line;
-  std::vector<Quantity> shown = compared_quantities();
-  if (r.shift) shown.insert(shown.begin() + 3, shift_quantity());
-  for (const auto& q : shown) {
-    const numerics::Estimate& st = *q.simulated(r);
-    const std::string t = have_theory ? fmt(q.theory(*th), 5) : "-";
-    std::snprintf(line, sizeof line, "%-12s %12s %10s %12s\n", q.name, fmt(st.mean, 5).c_str(),
-                  fmt(st.sem, 5).c_str(), t.c_str());
+  const auto rows = comparison(r);
+  if (rows.empty()) {
+    std::vector<Quantity> shown = compared_quantities();
+    if (r.shift) shown.insert(shown.begin() + 3, shift_quantity());
+    for (const auto& q : shown) {
+      const numerics::Estimate& st = *q.simulated(r);
+      std::snprintf(line, sizeof line, "%-12s %12s %10s %20s %20s\n", q.name,
+                    fmt(st.mean, 5).c_str(), fmt(st.sem, 5).c_str(), "-", "-");
+      os << line;
+    }
+  }
+  const auto with_z = [](double value, double z) {
+    if (std::isnan(value)) return std::string("-");
+    char b[64];
+    std::snprintf(b, sizeof b, "%s (%+.1f)", fmt(value, 5).c_str(), z);
+    return std::string(b);
+  };
+  for (const SimulationComparison& c : rows) {
+    std::snprintf(line, sizeof line, "%-12s %12s %10s %20s %20s\n", c.quantity.c_str(),
+                  fmt(c.mean, 5).c_str(), fmt(c.sem, 5).c_str(), with_z(c.theory, c.z).c_str(),
+                  with_z(c.finite_dim, c.z_finite_dim).c_str());
     os << line;
   }
   if (r.bayes_tm) {

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <mutex>
 #include <thread>
 
 #include "numerics/error.hpp"
+#include "numerics/memory.hpp"
 #include "numerics/parallel.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "numerics/timing.hpp"
@@ -78,8 +80,33 @@ void aggregate(const std::vector<SeedMeasurement>& s, Measurements<numerics::Est
   a.seed_seconds = over_seeds(s, [](const auto& m) { return m.seed_seconds; });
 }
 
-// The theory at p for SimOptions::solve_theory (notes say why there is none).
-void solve_theory(const theory::Params& p, SimOptions& o, SimulationResult& res) {
+// A warning per ratio the integer sizes move by more than kSizingWarning (docs/simulation.md
+// §13.1).
+void note_sizing(const SimulationResult& res, std::vector<std::string>& notes) {
+  for (const SizedRatio& s : res.sizing) {
+    const double change = s.relative_change();
+    if (!(std::abs(change) > kSizingWarning)) continue;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "warning: at D = %d the integer sizes move %s from %.6g to %.6g (%+.1f%%); the "
+                  "theory is compared at the simulated ratios",
+                  res.sizes.D, s.name.c_str(), s.nominal, s.simulated, 100 * change);
+    notes.push_back(buf);
+  }
+}
+
+// The theory at the simulated ratios and the finite-D prediction at o.dim for
+// SimOptions::solve_theory (notes say why there is none).
+void solve_theory(const theory::Params& given, SimOptions& o, SimulationResult& res) {
+  try {
+    res.finite_dim = theory::solve_finite_dim(given, finite_dim_options(o));
+    if (res.finite_dim->converged() && !res.finite_dim->valid())
+      res.notes.push_back("note: the finite-D prediction is " + res.finite_dim->validity.reason);
+  } catch (const InvalidParams& e) {
+    res.notes.push_back(std::string("note: no finite-D prediction at this point (") + e.what() +
+                        ")");
+  }
+  const theory::Params& p = res.simulated;
   try {
     const bool ridgeless = ridgeless_point(p);
     if (!ridgeless) p.validate_for_saddle_point();
@@ -147,12 +174,40 @@ void SimOptions::validate(const theory::Params& p) const {
                                       " or the minimum-norm option");
 }
 
+double SimOptions::memory_bytes(const theory::Params& p) const {
+  const Sizes n = sizes(p, dim);
+  const double N = n.N, D = n.D, d8 = sizeof(double);
+  // Per seed (data.cpp, training.cpp, detail/normal_kernel.hpp): the queries X and context
+  // estimates Sm (N x D each); CG adds the kernel's row-major copies of both (padded to multiples
+  // of 4 rows and 8 columns) and one N x D temporary (the right-hand side, then the loss's
+  // predictions); the direct solver instead the N x D^2 features (twice for the minimum-norm
+  // decomposition's copy) and the D^2 x D^2 normal matrix. Then the labels and task indices, the
+  // tasks W (D x M0), and about twenty D x D matrices (Gamma and the CG vectors, the
+  // preconditioner's eigenvectors, the test moments, Sigma and its root).
+  double seed = 2 * N * D * d8 + N * (d8 + sizeof(int)) + D * n.M0 * d8 + 20 * D * D * d8;
+  if (solver == Solver::CG) {
+    const double Np = 4 * std::ceil(N / 4), Dp = 8 * std::ceil(D / 8);
+    seed += 2 * Np * Dp * d8 + N * D * d8;
+  } else {
+    const double P = D * D;
+    seed += (min_norm && p.lambda == 0 ? 2 : 1) * N * P * d8 + P * P * d8;
+  }
+  return std::min(threads, seeds) * seed;
+}
+
 CgOptions SimOptions::cg() const {
   CgOptions c;
   c.tolerance = cg_tolerance;
   c.max_iterations = cg_max_iterations;
   c.min_norm = min_norm;
   return c;
+}
+
+theory::FiniteDimOptions finite_dim_options(const SimOptions& so) {
+  theory::FiniteDimOptions fo;
+  fo.dim = so.dim;
+  fo.switches = so.switches;
+  return fo;
 }
 
 bool ridgeless_point(const theory::Params& p) { return p.lambda == 0 && p.tau < 1; }
@@ -197,9 +252,18 @@ SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint
 SimulationResult run(const theory::Params& p, const SimOptions& options,
                      const numerics::Progress& progress) {
   options.validate(p);
+  char what[160];
+  std::snprintf(what, sizeof what, "a simulation at D = %d (N = %d sequences, %d seeds at once)",
+                options.dim, sizes(p, options.dim).N, std::min(options.threads, options.seeds));
+  const double memory = options.memory_bytes(p);
+  numerics::check_fits_in_memory(memory, "dim", what);
   SimulationResult res;
+  res.memory_estimate_bytes = memory;
   res.params = p;
   res.sizes = sizes(p, options.dim);
+  res.simulated = simulated_params(p, options.dim);
+  res.sizing = sized_ratios(p, options.dim);
+  note_sizing(res, res.notes);
   SimOptions o = options;
   if (o.solve_theory && !o.theory) solve_theory(p, o, res);
   res.options = o;
@@ -253,6 +317,7 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   // A run with a failed seed reports no aggregates (they stay NaN); per_seed keeps the values.
   if (failed == 0) aggregate(seeds, res);
   res.per_seed = std::move(seeds);
+  res.peak_resident_bytes = double(numerics::peak_resident_bytes());
   return res;
 }
 

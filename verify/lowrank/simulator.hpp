@@ -17,6 +17,7 @@
 #include "numerics/seed.hpp"
 #include "numerics/statistics.hpp"
 #include "numerics/status.hpp"
+#include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/params.hpp"
 #include "verify/lowrank/data.hpp"
@@ -61,7 +62,23 @@ struct SimOptions {
   // lambda (0 with N < D^2 without min_norm).
   void validate(const theory::Params& p) const;
   CgOptions cg() const;  // the CG options of one seed's training
+  // The memory a simulation of p holds at its peak, in bytes (docs/simulation.md §13.9): the
+  // arrays of the min(threads, seeds) seeds that run at once (N x D queries and context
+  // estimates with the CG's N x D work arrays, or the dense N x D^2 features of the direct
+  // solver, and the D x D matrices). run() refuses (InvalidParams "dim") a simulation that does
+  // not fit in the available memory (numerics::available_memory).
+  double memory_bytes(const theory::Params& p) const;
 };
+
+// The finite-D theory's options that mirror a simulation's (docs/simulation.md §13.7,
+// docs/finite_dim.md §21): its dimension and switches (a source the simulation removes is
+// predicted as 0, so the prediction is that of what is simulated).
+theory::FiniteDimOptions finite_dim_options(const SimOptions& so);
+
+// A simulated ratio further than this (relative) from the one given is a warning in
+// SimulationResult::notes (docs/simulation.md §13.1): the comparison is then with the theory at
+// the simulated ratios, which differs from the theory at the given ones.
+inline constexpr double kSizingWarning = 0.01;
 
 // One seed's measurements with the training's convergence status.
 struct SeedMeasurement : Measurements<double> {
@@ -74,14 +91,24 @@ struct SeedMeasurement : Measurements<double> {
 // training did not converge, status is NotConverged, message names the seed and its residual,
 // and the aggregates are left NaN (per_seed keeps what was measured).
 struct SimulationResult : Measurements<numerics::Estimate> {
-  theory::Params params;
+  theory::Params params;     // as given
+  theory::Params simulated;  // the ratios of the integer sizes (simulated_params)
+  std::vector<SizedRatio> sizing;  // sized_ratios(params, dim): given next to simulated
   SimOptions options;
   Sizes sizes;
   numerics::Status status = numerics::Status::Converged;
   std::string message;
   double residual_norm = 0;  // the largest relative CG residual over seeds
-  std::optional<theory::Solution> theory;  // with options.solve_theory
-  std::vector<std::string> notes;          // e.g. "no theory at this point (...)"
+  // options.memory_bytes(params), and the process's largest resident set at the end of run()
+  // (numerics::peak_resident_bytes: the simulation's peak when it is the process's main work).
+  double memory_estimate_bytes = 0, peak_resident_bytes = 0;
+  // With options.solve_theory: the theory at `simulated` (not at `params`: the comparison is at
+  // the sizes simulated) and the finite-D prediction at options.dim (solve_finite_dim of
+  // `params` with finite_dim_options; absent where the finite-D theory does not apply).
+  std::optional<theory::Solution> theory;
+  std::optional<theory::FiniteDimResult> finite_dim;
+  // e.g. "no theory at this point (...)", "warning: at D = 20 the integer sizes move rho ..."
+  std::vector<std::string> notes;
   std::vector<double> histogram_edges;     // histogram_bins + 1 edges on [-4, 4]
   std::vector<SeedMeasurement> per_seed;
   bool converged() const { return status == numerics::Status::Converged; }
