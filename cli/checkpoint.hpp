@@ -1,19 +1,17 @@
 // Resumable long runs (--resume): `icl sweep --simulate`, `icl verify` and `icl figs` keep each
 // finished unit (a sweep point's simulation, a verify simulation at one D, a figure) in the
-// folder <out>.partial/ as it finishes: one JSON file per unit, written atomically, next to
-// options.json (the options that determine the units). The same command with --resume reuses
-// them; because every unit draws its own derived seeds, the result equals an uninterrupted run.
-// The folder is removed once the final output is written.
+// folder <out>.partial/ of numerics::CheckpointFolder (the one home of the mechanism; Python's
+// checkpoint= uses it too). The same command with --resume reuses them; because every unit draws
+// its own derived seeds, the result equals an uninterrupted run. While a checkpoint is open,
+// Ctrl-C prints the command that continues the run (cli/interrupt.hpp).
 #pragma once
-#include <cstddef>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "numerics/unit_store.hpp"
+#include "numerics/checkpoint.hpp"
 
 namespace icl::cli {
 
@@ -29,23 +27,17 @@ class Checkpoint {
   // fingerprint (naming the options that differ). `resume` without a folder starts afresh.
   Checkpoint(const std::string& out, const nlohmann::json& fingerprint, bool resume);
 
-  bool active() const { return !folder_.empty(); }
-  const std::string& folder() const { return folder_; }
-  std::size_t units_found() const { return found_; }  // finished units present when opened
+  bool active() const { return folder_.active(); }
+  const std::string& folder() const { return folder_.folder(); }
 
   std::optional<nlohmann::json> load(const std::string& unit) const;
   void save(const std::string& unit, const nlohmann::json& value) const;  // atomically
   // The same files for a library run (numerics::UnitStore): numbers restored bit for bit.
-  numerics::UnitStore store() const;
+  numerics::UnitStore store() const { return folder_.store(); }
   void remove() const;  // the run is complete: its output is written
 
  private:
-  std::string folder_;
-  std::size_t found_ = 0;
+  numerics::CheckpointFolder folder_;
 };
-
-// Numbers through JSON exactly (%.17g text, so that nan and inf survive): a list of strings.
-nlohmann::json exact_numbers(const std::vector<double>& values);
-std::optional<std::vector<double>> numbers_from(const nlohmann::json& j);
 
 }  // namespace icl::cli

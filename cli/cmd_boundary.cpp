@@ -81,9 +81,11 @@ void register_boundary(CLI::App& app) {
       ->capture_default_str();
   add_threads_flag(*cmd, opt->threads, /*zero_means_all_cores=*/true);
   add_json_flag(*cmd, opt->json);
-  add_out_flag(*cmd, opt->out, "the TSV table (+ JSON sidecar FILE.json), or with --json the JSON");
+  add_out_flag(*cmd, opt->out, "the TSV table (+ JSON sidecar FILE.json), or with --json the JSON",
+               OutFormat::JsonOrTable);
   add_quiet_flag(*cmd, opt->quiet);
   cmd->callback([opt] {
+    if (opt->json) check_json_output_name(opt->out);
     theory::BoundaryOptions o;
     if (!opt->level.empty()) {
       o.criterion = theory::Criterion::Level;

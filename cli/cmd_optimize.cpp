@@ -44,7 +44,7 @@ void register_optimize(CLI::App& app) {
   cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
       ->capture_default_str();
   add_json_flag(*cmd, opt->json);
-  add_out_flag(*cmd, opt->out, "the JSON");
+  add_out_flag(*cmd, opt->out, "the JSON", OutFormat::Json);
   cmd->callback([opt] {
     theory::OptimizeOptions o;
     o.objective = theory::objective_from_string(opt->minimize);

@@ -132,7 +132,8 @@ void add_training_flags(CLI::App* a, P::TrainOptions& t, bool before_experiment)
   add_threads_flag(*a, t.threads)->group(g);
 }
 
-void add_output_flags(CLI::App* a, Output& o, const std::string& out_what, bool saves) {
+void add_output_flags(CLI::App* a, Output& o, const std::string& out_what, OutFormat format,
+                      bool saves) {
   if (saves) {
     a->add_option("--save", o.save, "save the (trained) weights to FILE (FILE.safetensors: safetensors)")
         ->check(output_file_check())->group("Training");
@@ -141,19 +142,19 @@ void add_output_flags(CLI::App* a, Output& o, const std::string& out_what, bool 
   }
   add_json_flag(*a, o.json);
   add_quiet_flag(*a, o.quiet);
-  add_out_flag(*a, o.out, out_what);
+  add_out_flag(*a, o.out, out_what, format);
 }
 
 // The flags every experiment (check, dynamics, thought, align) has.
 template <class Options>
 void add_experiment_flags(CLI::App* a, Command<Options>& c, const std::string& prompts_help,
-                          const std::string& out_what, bool saves) {
+                          const std::string& out_what, OutFormat format, bool saves) {
   add_model_flags(a, c.o.model, c.model);
   a->add_option("--context", c.o.context, "context pairs n")->group("Model")->capture_default_str();
   add_base_seed_flag(a, c.o.base_seed);
   a->add_option("--prompts", c.o.prompts, prompts_help)->capture_default_str();
   add_training_flags(a, c.o.training, true);
-  add_output_flags(a, c.output, out_what, saves);
+  add_output_flags(a, c.output, out_what, format, saves);
 }
 
 // Before any computation: --save-dtype applies to a .safetensors --save only.
@@ -271,7 +272,7 @@ void register_patch(CLI::App& app) {
 
   auto* check = patch->add_subcommand("check", "T_W(C,x) = T_{W+dW}(x): patch block by block, negative controls");
   auto ck = std::make_shared<Command<P::CheckOptions>>();
-  add_experiment_flags(check, *ck, "number of prompts", "the JSON", true);
+  add_experiment_flags(check, *ck, "number of prompts", "the JSON", OutFormat::Json, true);
   check->add_option("--pos", ck->o.pos, "position whose output is matched (-1: the query)")->capture_default_str();
   check->add_option("--chunk", ck->chunk, "also remove context chunk B:E (tokens B..E-1) instead of all of C (one block)");
   check->add_option("--tol", ck->o.tol, "pass if max_rel_diff <= tol (else exit 3)")->capture_default_str();
@@ -279,13 +280,15 @@ void register_patch(CLI::App& app) {
 
   auto* dyn = patch->add_subcommand("dynamics", "implicit dynamics: prefix patches, online GD, step norms attention vs RNN");
   auto dy = std::make_shared<Command<P::DynamicsOptions>>();
-  add_experiment_flags(dyn, *dy, "number of prompts", "the TSV table (+ JSON sidecar)", false);
+  add_experiment_flags(dyn, *dy, "number of prompts", "the TSV table (+ JSON sidecar)",
+                       OutFormat::Table, false);
   dyn->add_option("--rnn-weights", dy->o.rnn_weights, "weights of the RNN model (FILE)");
   on_run(dyn, dy, dynamics_command);
 
   auto* th = patch->add_subcommand("thought", "static thought patch by ridge least squares over calibration queries");
   auto tp = std::make_shared<Command<P::ThoughtOptions>>();
-  add_experiment_flags(th, *tp, "number of contexts", "the TSV table (+ JSON sidecar)", true);
+  add_experiment_flags(th, *tp, "number of contexts", "the TSV table (+ JSON sidecar)",
+                       OutFormat::Table, true);
   th->add_option("--m", tp->o.m_values, "calibration sizes")->delimiter(',')->capture_default_str();
   th->add_option("--heldout", tp->o.heldout, "held-out queries")->capture_default_str();
   th->add_option("--ridge", tp->o.ridge, "relative ridge")->capture_default_str();
@@ -293,7 +296,8 @@ void register_patch(CLI::App& app) {
 
   auto* al = patch->add_subcommand("align", "cos_F between the implicit patch and explicit gradient updates on the context (4 protocols)");
   auto ag = std::make_shared<Command<P::AlignOptions>>();
-  add_experiment_flags(al, *ag, "number of prompts", "the TSV table (+ JSON sidecar)", true);
+  add_experiment_flags(al, *ag, "number of prompts", "the TSV table (+ JSON sidecar)",
+                       OutFormat::Table, true);
   for (P::AlignProtocol p : ag->o.protocols) ag->protocols.push_back(P::to_string(p));
   al->add_option("--sgd-lr", ag->o.lr, "SGD learning rate")->capture_default_str();
   al->add_option("--sgd-steps", ag->o.steps, "fullbatch SGD step counts reported")->delimiter(',')->capture_default_str();
@@ -309,7 +313,8 @@ void register_patch(CLI::App& app) {
   add_base_seed_flag(tr, tn->o.base_seed);
   add_training_flags(tr, tn->o.training, false);
   tr->add_option("--train-context", tn->train_context, "alias of --context")->group("Training")->excludes(context);
-  add_output_flags(tr, tn->output, "the TSV table (+ JSON sidecar)", true);
+  add_output_flags(tr, tn->output, "the TSV table (+ JSON sidecar)",
+                       OutFormat::Table, true);
   tr->add_flag("--no-patch-track", tn->no_patch_track, "skip the patched-loss evaluation");
   on_run(tr, tn, train_command);
 }

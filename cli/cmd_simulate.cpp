@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "cli/checkpoint.hpp"
 #include "cli/common.hpp"
+#include "cli/interrupt.hpp"
 #include "verify/lowrank/compare.hpp"
 #include "verify/lowrank/gd_demo.hpp"
 #include "verify/lowrank/serialize.hpp"
@@ -59,7 +60,7 @@ void register_simulate_command(CLI::App& app) {
   sim->add_option("--gd-steps", f->gd.steps, "gradient-descent steps")->check(int_range(1, 1000000))->capture_default_str();
   sim->add_option("--gd-inits", f->gd.init_scales, "initialization scales (Gamma0 = scale Z, Z iid N(0,1/D))")->capture_default_str();
   add_json_flag(*sim, f->json);
-  add_out_flag(*sim, f->out, "the JSON");
+  add_out_flag(*sim, f->out, "the JSON", OutFormat::Json);
   add_quiet_flag(*sim, f->quiet);
   sim->callback([f] {
     const theory::Params p = f->flags.resolve();
@@ -67,19 +68,26 @@ void register_simulate_command(CLI::App& app) {
     o.odg = vf::odg_kind_from_string(f->odg);
     o.sampler = vf::sampler_from_string(f->sampler);
     o.solver = vf::solver_from_string(f->solver);
-    numerics::Progress report;
-    if (!f->quiet)
-      report = [](std::size_t done, std::size_t total, const std::string& what) {
-        progress("simulate " + what, done, total);
-      };
+    // Ctrl-C: the seeds in progress finish, and the finished ones are the result (status
+    // interrupted, exit 130), printed and written as an uninterrupted run's (cli/interrupt.hpp).
+    on_interrupt_finish_units("finishing the seeds in progress, then writing the finished ones");
+    const bool quiet = f->quiet;
+    const numerics::Progress report = [quiet](std::size_t done, std::size_t total,
+                                              const std::string& what) {
+      if (!quiet) progress("simulate " + what, done, total);
+      if (interrupt_requested()) throw std::runtime_error("interrupted");  // run() stops
+    };
     const vf::SimulationResult r = vf::run(p, o, report);
+    on_interrupt_default();
     for (const auto& note : r.notes) std::fprintf(stderr, "icl simulate: %s\n", note.c_str());
     nlohmann::ordered_json j = vf::to_json(r);
-    if (f->gd_demo) {
+    if (f->gd_demo && r.status != numerics::Status::Interrupted) {
       j["gd_demo"] = vf::to_json(vf::run(p, f->gd.on_data_of(o)));
     }
     if (f->json || !f->out.empty()) emit_json(j, f->out);
     else std::cout << vf::to_text(r);
+    if (r.status == numerics::Status::Interrupted)
+      throw ExitError(kExitInterrupted, "simulate: " + r.message);
     if (!r.converged()) throw ExitError(kExitNotConverged, "simulate: " + r.message);
   });
 }
@@ -97,7 +105,7 @@ void register_verify_command(CLI::App& app) {
   ver->add_flag("--quick", f->quick, "small D and two points (CI, under 2 minutes on 2 cores)");
   add_switch_flags(*ver, f->options.switches, " in every simulation");
   add_json_flag(*ver, f->json);
-  add_out_flag(*ver, f->out, "the JSON");
+  add_out_flag(*ver, f->out, "the JSON", OutFormat::Json);
   add_threads_flag(*ver, f->options.threads);
   add_quiet_flag(*ver, f->quiet);
   add_seed_flag(*ver, f->options.base_seed);

@@ -92,11 +92,13 @@ void register_softmax(CLI::App& app) {
   cmd->add_option("--sweep-rho", f->sweep_rho, "START:STOP:COUNT: sweep rho, write TSV (+ JSON sidecar)");
   cmd->add_flag("!--no-linear", o.compare_linear, "skip the linear theory and linear simulator");
   add_json_flag(*cmd, f->json);
-  add_out_flag(*cmd, f->out, "the JSON (one point) or the TSV table + JSON sidecar (--sweep-rho)");
+  add_out_flag(*cmd, f->out, "the JSON (one point) or the TSV table + JSON sidecar (--sweep-rho)",
+               OutFormat::JsonOrTable);
   add_quiet_flag(*cmd, f->quiet);
   cmd->callback([f] {
     const theory::Params p = f->flags.resolve();
     const sm::SoftmaxOptions& o = f->options;
+    if (f->sweep_rho.empty()) check_json_output_name(f->out);
     if (!f->sweep_rho.empty()) {
       if (f->json) throw ExitError(kExitBadInput, "--json is for one point; a sweep writes TSV");
       run_sweep(*f, p, o);

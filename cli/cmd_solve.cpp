@@ -30,7 +30,7 @@ void register_solve(CLI::App& app) {
                   "reduced (closed form) | letey (deterministic equivalent, ridgeless)")
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
   add_json_flag(*cmd, opt->json);
-  add_out_flag(*cmd, opt->out, "the JSON");
+  add_out_flag(*cmd, opt->out, "the JSON", OutFormat::Json);
   opt->finite_dim.add_to(*cmd);
   cmd->callback([opt] {
     const theory::Params p = opt->flags.resolve();

@@ -159,7 +159,7 @@ void register_sweep(CLI::App& app) {
   sweep->add_flag("--log", opt->log, "geometric grid");
   sweep->add_option("--method", opt->method, "saddle | reduced | letey")
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
-  add_out_flag(*sweep, opt->out, "the TSV table (+ JSON sidecar FILE.json)");
+  add_out_flag(*sweep, opt->out, "the TSV table (+ JSON sidecar FILE.json)", OutFormat::Table);
   add_quiet_flag(*sweep, opt->quiet);
   sweep->add_option("--shard", opt->shard, "I/N: compute only points i with i % N == I (merge with icl merge)");
   opt->sim.add_to(*sweep);
@@ -176,7 +176,7 @@ void register_sweep(CLI::App& app) {
   phase->add_option("--method", opt->method, "saddle | reduced | letey")
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
   add_threads_flag(*phase, opt->threads, /*zero_means_all_cores=*/true);
-  add_out_flag(*phase, opt->out, "the TSV table (+ JSON sidecar FILE.json)");
+  add_out_flag(*phase, opt->out, "the TSV table (+ JSON sidecar FILE.json)", OutFormat::Table);
   add_quiet_flag(*phase, opt->quiet);
   phase->add_option("--shard", opt->shard, "I/N: compute only rows of x with i % N == I (merge with icl merge)");
   phase->callback([opt] { run_phase(*opt); });

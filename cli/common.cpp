@@ -27,6 +27,7 @@ namespace icl::cli {
 namespace {
 
 std::string g_command_line;  // set once in main; read-only afterwards
+std::vector<std::string> g_arguments;  // the same, one argument per element
 
 std::string interval_text(double lo, double hi, bool lo_open, bool hi_open) {
   return std::string(lo_open ? "(" : "[") + numerics::format_significant(lo) + ", " +
@@ -131,11 +132,32 @@ CLI::Validator output_file_check() {
   return path_check(&numerics::prepare_output_file, "FILE");
 }
 
-CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what) {
-  return app.add_option("--out", path,
-                        "write " + what + " to FILE (atomically) instead of stdout; a missing "
-                        "folder is created")
-      ->check(output_file_check());
+namespace {
+// Empty, or why `path` is no name for a JSON output.
+std::string json_output_name_problem(const std::string& path) {
+  const bool csv = numerics::table_separator(path) == ',';
+  const bool tsv = path.size() >= 4 && path.compare(path.size() - 4, 4, ".tsv") == 0;
+  if (!csv && !tsv) return {};
+  return "'" + path + "' names a " + (tsv ? "TSV" : "CSV") + " table, but this output is JSON; "
+         "name it .json";
+}
+}  // namespace
+
+void check_json_output_name(const std::string& path) {
+  const std::string problem = json_output_name_problem(path);
+  if (!problem.empty()) throw ExitError(kExitBadInput, "--out " + problem);
+}
+
+CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what,
+                          OutFormat format) {
+  auto* option = app.add_option("--out", path,
+                                "write " + what + " to FILE (atomically) instead of stdout; a "
+                                "missing folder is created")
+                     ->check(output_file_check());
+  if (format == OutFormat::Json)
+    option->check(CLI::Validator([](std::string& p) { return json_output_name_problem(p); },
+                                 "FILE", "json_name"));
+  return option;
 }
 std::vector<const CLI::Option*> add_switch_flags(CLI::App& app, theory::FiniteDSwitches& switches,
                                                  const std::string& scope) {
@@ -448,11 +470,28 @@ void progress(const std::string& what, std::size_t done, std::size_t total) {
 const std::string& command_line() { return g_command_line; }
 void set_command_line(int argc, char** argv) {
   std::string s;
+  g_arguments.clear();
   // --resume changes how a run gets its result, not the result: a resumed run records the
   // command of an uninterrupted one, so that their sidecars are identical.
-  for (int i = 0; i < argc; ++i)
-    if (std::string(argv[i]) != "--resume") s += (s.empty() ? "" : " ") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--resume") continue;
+    s += (s.empty() ? "" : " ") + std::string(argv[i]);
+    g_arguments.emplace_back(argv[i]);
+  }
   g_command_line = s;
+}
+
+std::string resume_command() {
+  std::string out;
+  for (const std::string& a : g_arguments) {
+    const bool plain = !a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
+                                                         "opqrstuvwxyz0123456789_./:=,+-@%") ==
+                                         std::string::npos;
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += (out.empty() ? "" : " ") + (plain ? a : quoted + "'");
+  }
+  return out + " --resume";
 }
 
 }  // namespace icl::cli

@@ -65,7 +65,14 @@ CLI::Option* add_json_flag(CLI::App& app, bool& json);            // --json
 CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet);          // --quiet (no progress)
 // --out FILE: the command's result (`what`: "the JSON", "the TSV table (+ JSON sidecar)")
 // written atomically to FILE instead of stdout. Every --out is a file except `icl figs`'s.
-CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what);
+// What --out receives: JSON (a .csv or .tsv name is refused while parsing: a table was meant),
+// a table (TSV, or CSV for a .csv name, numerics::table_separator), or either as other flags
+// decide (the command calls check_json_output_name before its work when it writes JSON).
+enum class OutFormat { Json, Table, JsonOrTable };
+CLI::Option* add_out_flag(CLI::App& app, std::string& path, const std::string& what,
+                          OutFormat format);
+// Exit 2 for a --out name that says table (.csv, .tsv) where JSON is written.
+void check_json_output_name(const std::string& path);
 // The check of every output-file flag (--out, --save): numerics::prepare_output_file.
 CLI::Validator output_file_check();
 // --out DIR: the one folder-valued --out (`icl figs`: one TSV + sidecar, PDF and PNG per
@@ -184,5 +191,8 @@ void progress(const std::string& what, std::size_t done, std::size_t total);
 // The command line as typed, less --resume (for sidecars).
 const std::string& command_line();
 void set_command_line(int argc, char** argv);
+// The command that continues this run from its checkpoint: the arguments as given (each quoted
+// for a POSIX shell where needed), without --resume, then --resume.
+std::string resume_command();
 
 }  // namespace icl::cli

@@ -10,6 +10,7 @@ const char* to_string(Status status) {
     case Status::NotConverged: return "not_converged";
     case Status::NumericalFailure: return "numerical_failure";
     case Status::CheckFailed: return "check_failed";
+    case Status::Interrupted: return "interrupted";
   }
   return "unknown";
 }

@@ -12,9 +12,10 @@ enum class Status {
   NotConverged,      // stopped above its tolerance (iterations, stagnation): not to be trusted
   NumericalFailure,  // a value could not be computed (non-finite, quadrature, bracketing)
   CheckFailed,       // ran to completion, but the comparison it performs does not hold
+  Interrupted,       // stopped on request (Ctrl-C) before completion: the result holds what finished
 };
 
-// "converged" | "not_converged" | "numerical_failure" | "check_failed"
+// "converged" | "not_converged" | "numerical_failure" | "check_failed" | "interrupted"
 const char* to_string(Status status);
 
 }  // namespace icl::numerics

@@ -58,6 +58,8 @@ void read_sim_options(Kwargs& k, vl::SimOptions& o) {
 namespace {
 
 // A run whose training did not converge raises NumericalError (its numbers are not results).
+// Ctrl-C (checked at each seed's report) stops the run after the seeds in progress: the
+// finished seeds are returned (status "interrupted"; the Python layer warns).
 // Returns (estimates {name: (mean, sem)}, the `icl simulate --json` object, the theory Solution
 // or None, comparison rows): the Python layer (icl_theory.SimulationResult) assembles them.
 // Comparison rows: vl::comparison(r) (verify/lowrank/compare.hpp), one dict per quantity.
@@ -68,8 +70,8 @@ py::tuple run_simulator(const vl::LowRankSimulator& sim, const py::object& progr
     py::gil_scoped_release release;
     r = sim.run(report.function());
   }
-  report.rethrow_if_failed();
-  if (!r.converged()) throw NumericalError("simulate: " + r.message, r.residual_norm);
+  if (!(r.has_estimates() && report.take_keyboard_interrupt())) report.rethrow_if_failed();
+  if (!r.has_estimates()) throw NumericalError("simulate: " + r.message, r.residual_norm);
   py::dict d;
   for (const auto& [name, e] : vl::named_estimates(r)) d[py::str(name)] = py::make_tuple(e.mean, e.sem);
   const nlohmann::ordered_json j = vl::to_json(r);

@@ -14,6 +14,7 @@
 #include "python/bindings.hpp"
 #include "python/json_to_python.hpp"
 #include "python/kwargs.hpp"
+#include "numerics/checkpoint.hpp"
 #include "python/progress.hpp"
 #include "python/sim_options.hpp"
 #include "python/theory_common.hpp"
@@ -63,12 +64,16 @@ vl::SweepOptions sweep_options(const Params& p, const std::string& name,
 }
 
 // The columns of `icl sweep` (verify::lowrank::to_table) as arrays, without the grid index, the
-// varied parameter under the caller's name; with a simulation also sim_converged (bool).
+// varied parameter under the caller's name; with a simulation also sim_converged (bool); and
+// "_parameters", every input parameter per point (parameter_arrays, for to_pandas()).
 py::dict sweep_arrays(const vl::SweepResult& r, const std::string& name) {
   numerics::Table t = vl::to_table(r);
   for (auto& c : t.columns)
     if (c == r.options.name) c = name;
   py::dict out = table_to_arrays(t, {"index"});
+  std::vector<Solution> sols;
+  for (const auto& pt : r.points) sols.push_back(pt.solution);
+  out["_parameters"] = parameter_arrays(sols, {static_cast<py::ssize_t>(sols.size())});
   if (r.options.simulation) {
     py::array_t<bool> ok(static_cast<py::ssize_t>(r.points.size()));
     for (std::size_t i = 0; i < r.points.size(); ++i)
@@ -144,6 +149,7 @@ void bind_grids(py::module_& m) {
         const auto nx = static_cast<py::ssize_t>(xs.size());
         const auto ny = static_cast<py::ssize_t>(ys.size());
         py::dict out = solutions_to_arrays(sols, {nx, ny});
+        out["_parameters"] = parameter_arrays(sols, {nx, ny});
         py::array_t<double> X({nx, ny}), Y({nx, ny});
         for (py::ssize_t i = 0; i < nx; ++i)
           for (py::ssize_t j = 0; j < ny; ++j) {
@@ -173,7 +179,8 @@ void bind_grids(py::module_& m) {
       [](const Params& base, const std::vector<std::string>& names,
          const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
          const std::string& method, const std::string& moments, double residual_tolerance,
-         int max_iterations, int threads, const py::object& progress) {
+         int max_iterations, int threads, std::optional<int> finite_dim,
+         const py::object& progress) {
         if (values.ndim() != 2 || values.shape(1) != static_cast<py::ssize_t>(names.size()))
           throw std::invalid_argument("_solve_points: values must have shape (n, len(names))");
         theory::PhaseOptions o;
@@ -187,12 +194,22 @@ void bind_grids(py::module_& m) {
           for (std::size_t c = 0; c < names.size(); ++c)  // in order: gamma last sets tau
             points[static_cast<std::size_t>(k)].set(param_name(names[c]),
                                                     v(k, static_cast<py::ssize_t>(c)));
+        const auto fd_options = theory::finite_dim_request(finite_dim, {});
         std::vector<Solution> sols;
+        std::vector<theory::FiniteDimPoint> fd;
         {
           py::gil_scoped_release release;
           sols = theory::solve_points(points, o, report.function());
+          if (fd_options) fd = theory::finite_dim_points(points, *fd_options, report.function());
         }
         py::dict out = solutions_to_arrays(sols, {n});
+        out["_parameters"] = parameter_arrays(sols, {n});
+        if (fd_options) {  // the columns of `icl sweep --finite-dim` (theory::finite_dim_row)
+          numerics::Table t;
+          t.columns = theory::finite_dim_columns();
+          for (const auto& f : fd) t.rows.push_back(theory::finite_dim_row(f.result ? &*f.result : nullptr));
+          for (const auto& [name, column] : table_to_arrays(t)) out[name] = column;
+        }
         py::array_t<int> reg(n);
         for (std::size_t k = 0; k < sols.size(); ++k)
           reg.mutable_data()[k] = static_cast<int>(sols[k].regime);
@@ -201,7 +218,7 @@ void bind_grids(py::module_& m) {
       },
       py::arg("base"), py::arg("names"), py::arg("values"), py::kw_only(), py::arg("method"),
       py::arg("moments"), py::arg("residual_tolerance"), py::arg("max_iterations"),
-      py::arg("threads"), py::arg("progress"),
+      py::arg("threads"), py::arg("finite_dim") = py::none(), py::arg("progress"),
       "Internal (icl_theory.solve with arrays): solve base with names[c] set to values[k, c]\n"
       "for every row k (theory::solve_points); a dict of 1-D arrays as sweep() returns.");
 
@@ -217,19 +234,32 @@ void bind_sweep(py::module_& m) {
       [](const Params& p, const std::string& name, const std::vector<double>& values,
          const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
          double residual_tolerance, std::optional<int> finite_dim, bool simulate,
-         bool simulations, const py::object& progress, const py::kwargs& options) {
+         std::optional<std::string> checkpoint, bool simulations, const py::object& progress,
+         const py::kwargs& options) {
         SweepRun run{{}, name};
         const vl::SweepOptions o =
             sweep_options(p, name, values, method, moments, warm_start, max_halvings,
                           residual_tolerance, finite_dim, simulate, options);
+        // checkpoint=PATH: the finished simulations kept in PATH.partial/ (the CLI's --resume
+        // folder, numerics::CheckpointFolder); a later call with the same options reuses them.
+        numerics::CheckpointFolder kept;
+        if (checkpoint) {
+          if (!simulate)
+            throw InvalidParams("checkpoint", "keeps the simulations of simulate=True (the "
+                                              "theory is recomputed in seconds)");
+          kept = numerics::CheckpointFolder(*checkpoint, vl::to_json(o).dump(),
+                                            ICL_THEORY_VERSION, /*resume=*/true, "checkpoint",
+                                            "icl_theory.sweep");
+        }
         const PyProgress report(progress, /*cancels=*/true);  // single-threaded: may unwind
         {
           py::gil_scoped_release release;
           // simulations = False: the stages up to the simulations (icl_theory.distributed
           // runs them on workers).
-          run.result = simulations ? vl::run(o, report.function())
+          run.result = simulations ? vl::run(o, report.function(), kept.store())
                                    : vl::solve_theory(o, report.function());
         }
+        kept.remove();  // complete: the result is returned
         return run;
       },
       py::arg("params"), py::arg("name"), py::arg("values"), py::kw_only(),
@@ -238,7 +268,8 @@ void bind_sweep(py::module_& m) {
       py::arg("warm_start") = sweep_def.warm_start, py::arg("max_halvings") = sweep_def.max_halvings,
       py::arg("residual_tolerance") = sweep_def.solve.solver.residual_tolerance,
       py::arg("finite_dim") = py::none(), py::arg("simulate") = false,
-      py::arg("_simulations") = true, py::arg("progress") = py::none(), kSweepDoc);
+      py::arg("checkpoint") = py::none(), py::arg("_simulations") = true,
+      py::arg("progress") = py::none(), kSweepDoc);
 
   m.def(
       "_simulate_sweep_point",

@@ -47,6 +47,22 @@ class PyProgress {
     if (state_->error) std::rethrow_exception(state_->error);
   }
 
+  // With the GIL held, after a library call that returns what finished when it is stopped (the
+  // simulator's run): true, and the interrupt dropped, when the report stopped on Ctrl-C
+  // (KeyboardInterrupt); any other exception stays for rethrow_if_failed().
+  bool take_keyboard_interrupt() const {
+    if (!state_->error) return false;
+    try {
+      std::rethrow_exception(state_->error);
+    } catch (pybind11::error_already_set& e) {
+      if (!e.matches(PyExc_KeyboardInterrupt)) return false;
+    } catch (...) {
+      return false;
+    }
+    state_->error = nullptr;
+    return true;
+  }
+
  private:
   struct State {
     PyObject* callback;  // borrowed: the caller keeps it alive

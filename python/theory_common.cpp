@@ -1,6 +1,7 @@
 #include "python/theory_common.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "theory/serialize.hpp"
 
@@ -35,6 +36,21 @@ py::object column_array(const std::string& name, const std::vector<std::vector<d
 }
 
 }  // namespace
+
+py::dict parameter_arrays(const std::vector<theory::Solution>& sols,
+                          const std::vector<py::ssize_t>& shape) {
+  py::dict out;
+  for (const std::string& name : theory::Params::names()) {
+    std::vector<std::vector<double>> rows;
+    bool any = false;
+    for (const theory::Solution& s : sols) {
+      rows.push_back({s.params.get(name)});
+      any = any || !std::isnan(rows.back()[0]);
+    }
+    if (any || name != "test_overlap") out[py::str(name)] = column_array(name, rows, 0, shape);
+  }
+  return out;
+}
 
 py::dict solutions_to_arrays(const std::vector<theory::Solution>& sols,
                              const std::vector<py::ssize_t>& shape) {

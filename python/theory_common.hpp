@@ -25,6 +25,11 @@ theory::SolveOptions solve_options(const std::string& method, const std::string&
 // Arrays of `shape` from the solutions (row-major): the TSV columns of `icl sweep`, NaN where a
 // point did not converge and for what Letey/Lu does not define; converged as bool and
 // iterations as int.
+// Every scalar input parameter of each solution's point (Params::names(), as Params::get gives it:
+// alpha_test effective, gamma = tau/kappa; test_overlap only when some point has one), {name:
+// array of `shape`}: the parameter columns of to_pandas().
+py::dict parameter_arrays(const std::vector<theory::Solution>& sols,
+                          const std::vector<py::ssize_t>& shape);
 py::dict solutions_to_arrays(const std::vector<theory::Solution>& sols,
                              const std::vector<py::ssize_t>& shape);
 // One 1-D array per column of the table (converged as bool, iterations as int), except those

@@ -62,3 +62,26 @@ TEST_CASE("icl mistakes get suggestions: unknown commands and flags name the clo
       {"verify --seed +3", "--seed"},
   });
 }
+
+TEST_CASE("--out F.csv writes CSV where a table is written and is refused where JSON is") {
+  // docs/cli.md "Tables": a table's --out ending in .csv is CSV (the sweep test in
+  // cli_simulate_sizes_memory.cpp compares it with the TSV); a JSON output named .csv or .tsv is
+  // exit 2 while the flags are parsed (solve, simulate, optimize), or before the work (boundary
+  // --json), and nothing is written.
+  const Scratch d("cli_out_csv");
+  // (appending: "'" + string trips GCC 12's -Wrestrict false positive, bug 105329)
+  expect_bad_input("solve --out " + d.file("x.csv"),
+                   std::string(1, '\'').append(d.file("x.csv")).append(
+                       "' names a CSV table, but this output is JSON"));
+  expect_bad_input("simulate --dim 4 --seeds 1 --out " + d.file("x.tsv"), "names a TSV table");
+  expect_bad_input("optimize --minimize idg --over lambda --out " + d.file("x.CSV"),
+                   "names a CSV table");
+  expect_bad_input("boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --json --out " +
+                       d.file("b.tsv"),
+                   "names a TSV table");
+  CHECK(!fs::exists(d.file("x.csv")));
+  const auto b = run_icl("boundary --x rho=0.1:1 --y alpha=1:2:2 --steepest idg --quiet --out " +
+                         d.file("b.csv"));
+  REQUIRE(b.code == 0);
+  CHECK(slurp(d.file("b.csv")).rfind("alpha,rho,value,slope,converged", 0) == 0);
+}

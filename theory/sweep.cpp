@@ -125,18 +125,12 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
   return out;
 }
 
-std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::string& name,
-                                             const std::vector<double>& values,
-                                             const FiniteDimOptions& options,
-                                             const numerics::Progress& progress) {
-  Params::check_name(name);
-  options.validate();
-  std::vector<Params> points;
-  points.reserve(values.size());
-  for (double v : values) {
-    points.push_back(with_param(base, name, v));
-    validate_at([&] { points.back().validate(); }, [&] { return describe(name, v); });
-  }
+namespace {
+
+// solve_finite_dim at validated points: a refusal is the point's not_covered, not thrown.
+std::vector<FiniteDimPoint> finite_dim_at(const std::vector<Params>& points,
+                                          const FiniteDimOptions& options,
+                                          const numerics::Progress& progress) {
   std::vector<FiniteDimPoint> out(points.size());
   for (std::size_t k = 0; k < points.size(); ++k) {
     // The point is valid, so an InvalidParams here is solve_finite_dim's refusal of a point
@@ -149,6 +143,32 @@ std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::stri
     if (progress) progress(k + 1, points.size(), "finite-D point");
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::string& name,
+                                             const std::vector<double>& values,
+                                             const FiniteDimOptions& options,
+                                             const numerics::Progress& progress) {
+  Params::check_name(name);
+  options.validate();
+  std::vector<Params> points;
+  points.reserve(values.size());
+  for (double v : values) {
+    points.push_back(with_param(base, name, v));
+    validate_at([&] { points.back().validate(); }, [&] { return describe(name, v); });
+  }
+  return finite_dim_at(points, options, progress);
+}
+
+std::vector<FiniteDimPoint> finite_dim_points(const std::vector<Params>& points,
+                                              const FiniteDimOptions& options,
+                                              const numerics::Progress& progress) {
+  options.validate();
+  for (std::size_t k = 0; k < points.size(); ++k)
+    validate_at([&] { points[k].validate(); }, [&] { return "point " + std::to_string(k); });
+  return finite_dim_at(points, options, progress);
 }
 
 std::vector<Solution> solve_points(const std::vector<Params>& points,

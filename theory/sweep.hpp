@@ -47,6 +47,11 @@ std::vector<FiniteDimPoint> finite_dim_sweep(const Params& base, const std::stri
                                              const std::vector<double>& values,
                                              const FiniteDimOptions& options,
                                              const numerics::Progress& progress = {});
+// The same at independent points (the finite-D columns of a vectorized solve): each point
+// validated first (InvalidParams naming the field and "point k"), then as finite_dim_sweep.
+std::vector<FiniteDimPoint> finite_dim_points(const std::vector<Params>& points,
+                                              const FiniteDimOptions& options,
+                                              const numerics::Progress& progress = {});
 
 struct PhaseOptions {
   SolveOptions solve;

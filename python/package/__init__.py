@@ -16,6 +16,7 @@ progress=True | "tqdm" | callable(done, total, what), release the GIL, and stop 
 Bad parameters raise InvalidParams (a ValueError) naming the field; numerical failures raise
 NumericalError (a RuntimeError). The compiled core is icl_theory._core.
 """
+import functools
 import inspect
 import warnings
 
@@ -25,8 +26,8 @@ from . import _core
 from ._core import *  # noqa: F401,F403  (Params, Solution, the spectral and patch functions, ...)
 from ._core import InvalidParams, NumericalError, Params, Solution
 from ._progress import reporter as _reporter
-from ._results import (FiniteDimResult, PhaseResult, SimulationResult, SolutionArray,
-                       SweepResult)
+from ._results import (BoundaryResult, FiniteDimResult, OptimizeResult, PhaseResult,
+                       SimulationResult, SolutionArray, SweepResult)
 
 __version__ = _core.__version__
 
@@ -37,7 +38,7 @@ PARAM_NAMES = ("alpha", "alpha_test", "tau", "kappa", "rho", "sigma", "sigma_tes
 
 
 def solve(params=None, *, method="saddle", moments="quadrature", residual_tolerance=1e-10,
-          max_iterations=200, start=None, threads=0, progress=None, **values):
+          max_iterations=200, start=None, threads=0, progress=None, finite_dim=None, **values):
     """Solve the theory at `params` (default Params()) and return a Solution.
 
     method: 'saddle' (full replica saddle point), 'reduced' (scalar closed forms) or 'letey'
@@ -52,6 +53,12 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
     (theory::solve_points, on `threads` threads, 0 = every core) and a SolutionArray of the
     broadcast shape is returned (NaN where a point did not converge; .converged says where).
     progress: None | True | 'tqdm' | callable(done, total, what), per point.
+
+    finite_dim=D adds the finite-D prediction at every point as the columns fd_tm, fd_idg,
+    fd_odg and fd_valid (those of `icl sweep --finite-dim D`: solve_finite_dim, NaN where it
+    failed or does not cover the point); it always returns a SolutionArray (of shape () for
+    scalar parameters). The Bayes-optimal baselines are the columns bayes_idg, bayes_odg;
+    to_pandas() has every input parameter of every point.
     """
     base = Params() if params is None else params.copy()
     unknown = set(values) - set(PARAM_NAMES)
@@ -67,7 +74,7 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
               if k != "alpha_test" or v is not None}
     if values.get("alpha_test", 0) is None:
         arrays["alpha_test"] = np.asarray(-1.0)  # None = same as alpha
-    if all(a.ndim == 0 for a in arrays.values()):
+    if finite_dim is None and all(a.ndim == 0 for a in arrays.values()):
         for k in PARAM_NAMES:  # scalars: one Solution, as before
             if k in arrays:
                 base.set(k, float(arrays[k]))
@@ -81,18 +88,19 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
         raise e
     names = [k for k in PARAM_NAMES if k in arrays]
     shape = np.broadcast_shapes(*(arrays[k].shape for k in names))
-    table = np.stack([np.broadcast_to(arrays[k], shape).ravel() for k in names], axis=1)
+    table = np.stack([np.broadcast_to(arrays[k], shape).ravel() for k in names], axis=1) \
+        if names else np.zeros((1, 0))
     with _reporter(progress, "solve") as report:
         cols = _core._solve_points(base, names, table, method=method, moments=moments,
                                    residual_tolerance=residual_tolerance,
                                    max_iterations=max_iterations, threads=threads,
-                                   progress=report)
+                                   finite_dim=finite_dim, progress=report)
     return SolutionArray(cols, shape, {k: arrays[k] for k in names}, base)
 
 
 def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_start=True,
           max_halvings=6, residual_tolerance=1e-10, progress=None, finite_dim=None,
-          simulate=False, **options):
+          simulate=False, checkpoint=None, **options):
     """Solve along one parameter (`name` in Params.names(), or lambda_) over `values`, with
     continuation (each point from its closed form, else warm-started from the previous
     converged point with step halving) -- the library's one sweep procedure, the same as
@@ -105,9 +113,9 @@ def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_s
     Every point is validated first (InvalidParams names the bad one). progress: None | True |
     'tqdm' | callable(done, total, what), one count over the stages.
 
-    finite_dim=D adds fd_tm, fd_idg, fd_odg: the finite-D prediction of solve_finite_dim at
-    every point (NaN where it failed or does not cover the point), as `icl sweep --finite-dim
-    D`. simulate=True adds a finite-D simulation of every point, as `icl sweep --simulate`:
+    finite_dim=D adds fd_tm, fd_idg, fd_odg and fd_valid (1 inside the expansion's range,
+    docs/finite_dim.md §21.9): the finite-D prediction of solve_finite_dim at every point (NaN
+    where it failed or does not cover the point), as `icl sweep --finite-dim D`. simulate=True adds a finite-D simulation of every point, as `icl sweep --simulate`:
     the columns sim_<q>, sim_<q>_sem (simulation_columns()), sim_converged (bool) and
     .sim_messages; point k is simulated with seed derive_seed(seed, k). Keyword options: the
     finite-D switches sphere_queries, fixed_norm_tasks, assignment ('random' | 'balanced'),
@@ -115,13 +123,19 @@ def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_s
     a switch needs one of them), and with simulate=True the simulator's options of
     simulate() (dim, seeds, seed, threads, ...; defaults those of `icl sweep --simulate`,
     dim 40).
+
+    checkpoint=PATH (with simulate=True): each point's simulation is kept in PATH.partial/ as
+    it finishes (the folder of `icl sweep --out PATH --resume`); after Ctrl-C or a crash the
+    same call continues from it (the same options are required: InvalidParams 'checkpoint'
+    names the ones that differ) and gives the result of an uninterrupted run; the folder is
+    removed when the sweep completes.
     """
     with _reporter(progress, f"sweep {name}") as report:
         run = _core.sweep(params, name, list(np.asarray(values, dtype=float).ravel()),
                           method=method, moments=moments, warm_start=warm_start,
                           max_halvings=max_halvings, residual_tolerance=residual_tolerance,
-                          finite_dim=finite_dim, simulate=simulate, progress=report,
-                          **options)
+                          finite_dim=finite_dim, simulate=simulate, checkpoint=checkpoint,
+                          progress=report, **options)
     return _sweep_result(run, params, name)
 
 
@@ -164,6 +178,19 @@ def phase_grid(params, x_name, xs, y_name, ys, *, method="saddle", moments="quad
     return PhaseResult(cols, params.copy(), x_name, y_name)
 
 
+@functools.wraps(_core.optimize)
+def optimize(*args, **kwargs):
+    return OptimizeResult(_core.optimize(*args, **kwargs))  # the dict, with to_pandas()
+
+
+@functools.wraps(_core.boundary)
+def boundary(*args, **kwargs):
+    result = BoundaryResult(_core.boundary(*args, **kwargs))  # the dict, with to_pandas()
+    params = args[0] if args else kwargs.get("params")
+    result.base = params.copy()  # to_pandas(): every parameter of each row's point
+    return result
+
+
 from . import distributed  # noqa: E402  (imports dask only when used)
 
 
@@ -173,6 +200,9 @@ def _simulation_result(raw, stacklevel):
     for note in result.notes:  # the library's warnings (e.g. a ratio moved by the sizes)
         if note.startswith("warning: "):
             warnings.warn(note[len("warning: "):], UserWarning, stacklevel=stacklevel)
+    if result.status == "interrupted":  # Ctrl-C: the finished seeds, not all that were asked
+        warnings.warn(f"simulate: {result.json['message']} (result status 'interrupted')",
+                      UserWarning, stacklevel=stacklevel)
     return result
 
 
@@ -201,9 +231,13 @@ def simulate(params, *, progress=None, **options):
     moved by more than 1% from the given one is a UserWarning), .finite_dim (the finite-D
     prediction at D), .comparison (mean, sem, theory, z, finite_dim, z_finite_dim,
     bayes_optimal per compared quantity), to_dict() (the `icl simulate --json` object) and
-    to_pandas() (the comparison, with the given and simulated parameters as columns). Seed k is derive_seed(seed, k), so the result
-    does not depend on `threads`. Raises NumericalError when a seed's training does not
-    converge. progress: per seed, as in sweep().
+    to_pandas() (the comparison, with the given and simulated parameters as columns). Seed k
+    is derive_seed(seed, k), so the result does not depend on `threads`. Raises NumericalError
+    when a seed's training does not converge. progress: per seed, as in sweep().
+
+    Ctrl-C (KeyboardInterrupt) stops after the seeds in progress and returns the finished ones:
+    .status is 'interrupted', the estimates are over seeds 0..k-1 (to_dict()['seeds_finished'])
+    and a UserWarning says so. (Ctrl-C is seen when a seed finishes.)
     """
     with _reporter(progress, "simulate") as report:
         return _simulation_result(_core.simulate(params, progress=report, **options), 4)

@@ -31,6 +31,19 @@ def parameter_columns(params):
     return {k: (str(v) if isinstance(v, (list, tuple)) else v) for k, v in d.items()}
 
 
+def _with_parameters(frame, parameters):
+    """frame plus every input parameter it lacks as a column: `parameters` is {name: array}
+    per point (the library's Params::get of each solved point: alpha_test as it follows alpha,
+    gamma = tau/kappa) or a dict of scalars for one point; the columns the frame has (the
+    varied ones, lambda_ for lambda) are kept."""
+    if parameters is None:
+        return frame
+    for k, v in parameters.items():
+        if k not in frame.columns and k + "_" not in frame.columns:
+            frame[k] = np.asarray(v).ravel() if np.ndim(v) else v
+    return frame
+
+
 class SweepResult(dict):
     """Result of sweep(): a dict of 1-D numpy arrays (the columns of `icl sweep`: the varied
     parameter under its name, converged, residual, iterations, tm, idg, odg, the decomposition
@@ -39,14 +52,18 @@ class SweepResult(dict):
     per point. icl_theory.distributed.simulate_sweep adds the simulation columns sim_*."""
 
     def __init__(self, columns, params=None, name=None):
+        columns = dict(columns)
+        self.parameters = columns.pop("_parameters", None)  # every input, per point
         super().__init__(columns)
         self.params, self.name = params, name
 
     def to_pandas(self):
-        """A pandas DataFrame, one row per point, one column per array (varied parameter first)."""
+        """A pandas DataFrame, one row per point, one column per array (varied parameter first),
+        then every other input parameter of .params as a constant column (so that frames of
+        several sweeps concatenate without losing what distinguishes them)."""
         pd = _pandas()
         keys = ([self.name] if self.name in self else []) + [k for k in self if k != self.name]
-        return pd.DataFrame({k: self[k] for k in keys})
+        return _with_parameters(pd.DataFrame({k: self[k] for k in keys}), self.parameters)
 
     def __reduce__(self):
         return (type(self), (dict(self), self.params, self.name), self.__dict__)
@@ -59,6 +76,8 @@ class PhaseResult(dict):
     point (long format, x varying slowest)."""
 
     def __init__(self, columns, params=None, x_name=None, y_name=None):
+        columns = dict(columns)
+        self.parameters = columns.pop("_parameters", None)  # every input, per grid point
         super().__init__(columns)
         self.params, self.x_name, self.y_name = params, x_name, y_name
 
@@ -70,7 +89,7 @@ class PhaseResult(dict):
         cols = {k: np.asarray(self[k]).ravel() for k in keys}
         if "regime" in cols:
             cols["regime"] = pd.Categorical.from_codes(cols["regime"], REGIMES)
-        return pd.DataFrame(cols)
+        return _with_parameters(pd.DataFrame(cols), self.parameters)
 
     def __reduce__(self):
         return (type(self), (dict(self), self.params, self.x_name, self.y_name),
@@ -95,6 +114,9 @@ class SolutionArray:
     """
 
     def __init__(self, columns, shape, inputs, params):
+        columns = dict(columns)
+        parameters = columns.pop("_parameters", {})
+        self.parameters = {k: np.asarray(v).reshape(shape) for k, v in parameters.items()}
         self._columns = {k: np.asarray(v).reshape(shape) for k, v in columns.items()}
         self.shape = tuple(shape)
         self.inputs = {k: np.broadcast_to(np.asarray(v, dtype=float), shape).copy()
@@ -168,7 +190,7 @@ class SolutionArray:
         for k, v in self._columns.items():
             cols[k] = v.ravel()
         cols["regime"] = pd.Categorical.from_codes(cols["regime"], REGIMES)
-        return pd.DataFrame(cols)
+        return _with_parameters(pd.DataFrame(cols), self.parameters)
 
     def __repr__(self):
         n_ok = int(np.count_nonzero(self.converged))
@@ -180,6 +202,8 @@ class SimulationResult(dict):
     """Result of simulate(): {name: (mean, sem)} over seeds for every simulated quantity
     ("error.idg", "order.q0", "cg.iterations", ...; sem NaN for one seed), plus
 
+    status       "converged", or "interrupted" after Ctrl-C: the estimates are then over the
+                 finished seeds (to_dict()["seeds_finished"]; a UserWarning says so)
     params       the parameters as given (a dict, as Params.to_dict())
     simulated_params  the ratios of the integer sizes at D (r/D, M0/D, N/D^2, L/D): the
                  theory is compared there, not at `params` (docs/simulation.md §13.1)
@@ -205,6 +229,7 @@ class SimulationResult(dict):
         return self.json
 
     params = property(lambda self: self.json["params"] if self.json else None)
+    status = property(lambda self: self.json["status"] if self.json else None)
     simulated_params = property(lambda self: self.json["simulated_params"] if self.json else None)
     sizing = property(lambda self: self.json["sizing"] if self.json else [])
     notes = property(lambda self: self.json["notes"] if self.json else [])
@@ -288,3 +313,48 @@ class FiniteDimResult:
         return (f"<FiniteDimResult dim={self._json['dim']} {self._json['status']} "
                 f"tm={e['tm']:.6g} idg={e['idg']:.6g} odg={e['odg']:.6g}"
                 f"{'' if self.valid else ' NOT VALID'}>")
+
+
+class OptimizeResult(dict):
+    """Result of optimize(): the dict of `icl optimize --json` (objective, over, argmin,
+    minimum, converged, status, message, evaluations, interior_minima, range, scale, params).
+    to_pandas(): one row with these and every parameter of the point (params, at argmin)."""
+
+    def to_pandas(self):
+        pd = _pandas()
+        row = {k: v for k, v in self.items() if k not in ("params", "range")}
+        row["lo"], row["hi"] = self["range"]
+        row.update(parameter_columns(self["params"]))  # the point at argmin
+        return pd.DataFrame([row])
+
+
+class BoundaryResult(dict):
+    """Result of boundary(): the dict of `icl boundary --json` (criterion, x, y, range, scale,
+    [derivative, derivative_step,] converged, status, message, points, params).
+    to_pandas(): one row per y value (the columns of its point: y, x (NaN where none), value,
+    [slope,] converged, status, message, candidates, evaluations), then the criterion and every
+    other parameter of the base point as constant columns."""
+
+    def to_pandas(self):
+        pd = _pandas()
+        frame = pd.DataFrame([{k: _nan_if_none(v) for k, v in pt.items()} for pt in self["points"]])
+        c = self["criterion"]
+        frame["criterion"] = c["type"]
+        frame["quantity"] = c["quantity"]
+        if "level" in c:
+            frame["level"] = c["level"]
+        if "derivative" in self:
+            frame["derivative"] = self["derivative"]
+        base = getattr(self, "base", None)
+        if base is None:  # unpickled without it: the base point's values
+            return _with_parameters(frame, parameter_columns(self["params"]))
+        rows = []
+        x, y = self["x"], self["y"]
+        for pt in self["points"]:  # each row's point by the library's Params.set
+            q = base.copy()
+            q.set(y, pt[y])
+            if pt[x] is not None:
+                q.set(x, pt[x])
+            rows.append(parameter_columns(q))
+        per_row = {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
+        return _with_parameters(frame, per_row)

@@ -5,6 +5,7 @@ import math
 import multiprocessing
 import pickle
 import unittest
+import warnings
 
 import numpy as np
 
@@ -176,6 +177,67 @@ class PandasTest(unittest.TestCase):
         self.assertEqual(dfs.loc["error.idg", "theory"], sim.theory.error["idg"])
 
 
+@unittest.skipIf(pandas is None, "SKIP: pandas is not installed")
+class TidyFramesTest(unittest.TestCase):
+    """Every to_pandas() carries every input parameter of its points; optimize and boundary
+    have one; the Bayes-optimal and finite-D columns sit next to the D -> infinity theory."""
+
+    NAMES = ("alpha", "alpha_test", "tau", "gamma", "kappa", "rho", "sigma", "sigma_test",
+             "lambda")
+
+    def has_every_parameter(self, frame, varied=()):
+        for name in self.NAMES:
+            self.assertTrue(name in frame.columns or name + "_" in frame.columns, name)
+        for name in varied:
+            self.assertGreater(frame[name].nunique(), 1, name)
+
+    def test_sweeps_concatenate_without_losing_a_parameter(self):
+        frames = [icl.sweep(icl.Params(alpha=a), "rho", [0.5, 0.9]).to_pandas() for a in (1, 4)]
+        both = pandas.concat(frames)
+        self.has_every_parameter(both, varied=("alpha", "rho"))
+        self.assertEqual(sorted(both["alpha"].unique()), [1.0, 4.0])
+        # alpha_test follows alpha (it is not given), as the library's Params says per point.
+        self.assertTrue((both["alpha_test"] == both["alpha"]).all())
+        tau = icl.sweep(icl.Params(), "tau", [1.5, 3.0]).to_pandas()
+        self.assertTrue(np.allclose(tau["gamma"], tau["tau"] / tau["kappa"]))  # per point
+        lam = icl.sweep(icl.Params(), "lambda_", [0.1, 1.0]).to_pandas()
+        self.has_every_parameter(lam, varied=("lambda_",))
+        self.assertNotIn("lambda", lam.columns)  # the varied one under the caller's name
+
+    def test_grids_and_vectorized_solves(self):
+        ph = icl.phase_grid(icl.Params(), "alpha", [1.0, 2.0], "tau", [2.0, 3.0]).to_pandas()
+        self.has_every_parameter(ph, varied=("alpha", "tau", "gamma", "alpha_test"))
+        a = icl.solve(icl.Params(sigma=0.3), alpha=[1.0, 2.0, 4.0], finite_dim=30)
+        df = a.to_pandas()
+        self.has_every_parameter(df, varied=("alpha",))
+        for col in ("idg", "bayes_idg", "bayes_odg", "fd_tm", "fd_idg", "fd_odg", "fd_valid"):
+            self.assertIn(col, df.columns)
+        for k, alpha in enumerate([1.0, 2.0, 4.0]):  # each point's prediction is solve_finite_dim
+            fd = icl.solve_finite_dim(icl.Params(alpha=alpha, sigma=0.3), 30)
+            self.assertEqual(df["fd_idg"][k], fd.error["idg"])
+            self.assertEqual(df["fd_valid"][k], 1.0 if fd.valid else 0.0)
+            self.assertEqual(df["bayes_idg"][k], icl.solve(icl.Params(alpha=alpha, sigma=0.3))
+                             .bayes_optimal["idg"])
+        one = icl.solve(icl.Params(), finite_dim=40)  # scalars too: a SolutionArray of shape ()
+        self.assertEqual(one.shape, ())
+        self.assertEqual(float(one["fd_idg"]), icl.solve_finite_dim(icl.Params(), 40).error["idg"])
+
+    def test_optimize_and_boundary(self):
+        o = icl.optimize(icl.Params(), "lambda", minimize="idg")
+        self.assertIsInstance(o, dict)  # still the `icl optimize --json` object
+        row = o.to_pandas()
+        self.assertEqual(len(row), 1)
+        self.assertEqual(row["argmin"][0], o["argmin"])
+        self.has_every_parameter(row)
+        q = icl.Params(kappa=0.5, sigma=0, lambda_=0)
+        b = icl.boundary(q, "rho", "alpha", [10, 100], criterion="steepest", quantity="idg",
+                         range=(0.05, 1))
+        frame = b.to_pandas()
+        self.assertEqual(list(frame["rho"]), [pt["rho"] for pt in b["points"]])
+        self.assertEqual(frame["derivative"][0], "d idg / d rho")
+        self.has_every_parameter(frame, varied=("alpha", "rho", "alpha_test"))
+
+
 class OptionalPackagesMissingTest(unittest.TestCase):
     """Without pandas / tqdm (hidden through sys.modules) the messages say how to install them."""
 
@@ -234,6 +296,69 @@ class ProgressTest(unittest.TestCase):
         with self.assertRaises(Stop):  # worker threads: no new seed after the cancelling report
             icl.simulate(icl.Params(), dim=10, seeds=4, seed=1, progress=stop_at_2)
         self.assertEqual(seen, [1, 2])
+
+    def test_ctrl_c_in_simulate_returns_the_finished_seeds(self):
+        # KeyboardInterrupt from the progress report (Ctrl-C lands there): the seeds in progress
+        # finish and the finished ones, a prefix 0..k-1, are the result, status 'interrupted'
+        # with a warning; they equal a run of k seeds bit for bit (seed k is derive_seed(seed, k)).
+        def interrupt_at_2(done, total, what):
+            if done == 2:
+                raise KeyboardInterrupt
+
+        for threads in (1, 2):
+            with self.assertWarnsRegex(UserWarning, r"interrupted after \d+ of 6 seeds"):
+                r = icl.simulate(icl.Params(), dim=10, seeds=6, seed=1, threads=threads,
+                                 progress=interrupt_at_2)
+            self.assertEqual(r.status, "interrupted")
+            k = r.to_dict()["seeds_finished"]
+            self.assertIn(k, (2, 3))  # 2 reported, and with 2 threads possibly one in progress
+            full = icl.simulate(icl.Params(), dim=10, seeds=k, seed=1)
+            self.assertEqual(r["error.idg"], full["error.idg"])
+            self.assertEqual(repr(r.comparison), repr(full.comparison))  # NaN-safe
+
+        # Ctrl-C at the last seed's report: every seed finished, the result is complete.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            last = icl.simulate(icl.Params(), dim=10, seeds=2, seed=1, threads=1,
+                                progress=interrupt_at_2)
+        self.assertEqual(last.status, "converged")
+
+    def test_sweep_simulations_resume_from_a_checkpoint(self):
+        # checkpoint=PATH keeps each point's simulation in PATH.partial/ (the layout of
+        # `icl sweep --out PATH --resume`); after an interrupt the same call continues and
+        # gives the uninterrupted result; other options are refused naming 'checkpoint'.
+        import os
+        import tempfile
+        args = dict(simulate=True, dim=8, seeds=2, seed=5)
+        values = [1.0, 2.0, 3.0]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "alpha_sweep")
+            folder = path + ".partial"
+            calls = []
+
+            def interrupt_at_second_simulation(done, total, what):
+                if what == "simulation":
+                    calls.append(done)
+                    if len(calls) == 2:
+                        raise KeyboardInterrupt
+
+            with self.assertRaises(KeyboardInterrupt):
+                icl.sweep(icl.Params(), "alpha", values, checkpoint=path,
+                          progress=interrupt_at_second_simulation, **args)
+            kept = sorted(f for f in os.listdir(folder) if f.startswith("unit_"))
+            self.assertEqual(kept, ["unit_point_0.json", "unit_point_1.json"])
+            with self.assertRaises(icl.InvalidParams) as c:
+                icl.sweep(icl.Params(), "alpha", values, checkpoint=path, **dict(args, seeds=3))
+            self.assertEqual(c.exception.field, "checkpoint")
+            self.assertIn("seeds", str(c.exception))
+            resumed = icl.sweep(icl.Params(), "alpha", values, checkpoint=path, **args)
+            self.assertFalse(os.path.exists(folder))  # complete: removed
+            plain = icl.sweep(icl.Params(), "alpha", values, **args)
+            for k in plain:
+                np.testing.assert_array_equal(resumed[k], plain[k], err_msg=k)
+            with self.assertRaises(icl.InvalidParams) as c:
+                icl.sweep(icl.Params(), "alpha", values, checkpoint=path)  # no simulation
+            self.assertEqual(c.exception.field, "checkpoint")
 
     def test_ctrl_c_interrupts_a_long_call(self):
         # A vectorized solve of 10^6 points (~30 s) in a child; SIGINT once it is computing must

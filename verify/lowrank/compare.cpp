@@ -355,7 +355,7 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
 
 std::vector<SimulationComparison> comparison(const SimulationResult& r) {
   std::vector<SimulationComparison> rows;
-  if (!r.converged() || !r.theory || !r.theory->converged()) return rows;
+  if (!r.has_estimates() || !r.theory || !r.theory->converged()) return rows;
   std::optional<theory::Solution> predicted;
   if (r.finite_dim && r.finite_dim->converged()) predicted = as_solution(*r.finite_dim);
   const theory::BayesOptimal& bayes = r.theory->bayes_optimal;

@@ -111,6 +111,7 @@ ordered_json to_json(const SimulationResult& r) {
   j["params"] = theory::to_json(r.params);
   j["dim"] = o.dim;
   j["seeds"] = o.seeds;
+  if (r.status == numerics::Status::Interrupted) j["seeds_finished"] = r.per_seed.size();
   j["base_seed"] = o.base_seed;
   j["status"] = numerics::to_string(r.status);
   if (!r.message.empty()) j["message"] = r.message;

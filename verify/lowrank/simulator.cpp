@@ -271,8 +271,7 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   std::vector<SeedMeasurement> seeds(o.seeds);
   std::vector<std::exception_ptr> errors(o.seeds);
   std::atomic<int> next{0};
-  std::atomic<bool> cancelled{false};
-  std::exception_ptr cancel;  // thrown by progress: stop taking seeds, rethrow after the join
+  std::atomic<bool> cancelled{false};  // progress threw: stop taking seeds, keep the finished
   std::mutex report;
   std::size_t done = 0;
   auto worker = [&] {
@@ -287,8 +286,7 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
       if (cancelled) break;
       try {
         progress(++done, std::size_t(o.seeds), "seed");
-      } catch (...) {
-        cancel = std::current_exception();
+      } catch (...) {  // the request to stop (its exception is the caller's, e.g. Ctrl-C)
         cancelled = true;
       }
     }
@@ -298,9 +296,12 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   for (int t = 1; t < nt; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  if (cancel) std::rethrow_exception(cancel);
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  // Every seed a worker took has finished (a worker stops between seeds): the taken ones are
+  // the prefix 0 .. taken - 1, whatever the number of threads.
+  const int taken = std::min(next.load(), o.seeds);
+  for (int k = 0; k < taken; ++k)
+    if (errors[k]) std::rethrow_exception(errors[k]);
+  if (taken < o.seeds) seeds.resize(taken);
 
   const int nb = std::max(2, o.histogram_bins);
   for (int b = 0; b <= nb; ++b) res.histogram_edges.push_back(-4.0 + 8.0 * b / nb);
@@ -314,8 +315,14 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
     }
   }
   if (failed > 1) res.message += " (and " + std::to_string(failed - 1) + " more seeds)";
+  if (failed == 0 && taken < o.seeds) {
+    res.status = numerics::Status::Interrupted;
+    res.message = "interrupted after " + std::to_string(taken) + " of " +
+                  std::to_string(o.seeds) + " seeds: the estimates are over these seeds";
+  }
   // A run with a failed seed reports no aggregates (they stay NaN); per_seed keeps the values.
-  if (failed == 0) aggregate(seeds, res);
+  // An interrupted one aggregates the finished seeds (none: NaN).
+  if (failed == 0 && !seeds.empty()) aggregate(seeds, res);
   res.per_seed = std::move(seeds);
   res.peak_resident_bytes = double(numerics::peak_resident_bytes());
   return res;

@@ -89,7 +89,8 @@ struct SeedMeasurement : Measurements<double> {
 
 // A simulation: mean and standard error over seeds of every measured quantity. When a seed's
 // training did not converge, status is NotConverged, message names the seed and its residual,
-// and the aggregates are left NaN (per_seed keeps what was measured).
+// and the aggregates are left NaN (per_seed keeps what was measured). When the run was asked to
+// stop (progress threw), status is Interrupted and everything is over the finished seeds.
 struct SimulationResult : Measurements<numerics::Estimate> {
   theory::Params params;     // as given
   theory::Params simulated;  // the ratios of the integer sizes (simulated_params)
@@ -112,6 +113,10 @@ struct SimulationResult : Measurements<numerics::Estimate> {
   std::vector<double> histogram_edges;     // histogram_bins + 1 edges on [-4, 4]
   std::vector<SeedMeasurement> per_seed;
   bool converged() const { return status == numerics::Status::Converged; }
+  // The aggregates are values: converged, or interrupted after at least one seed.
+  bool has_estimates() const {
+    return (converged() || status == numerics::Status::Interrupted) && !per_seed.empty();
+  }
 };
 
 // lambda = 0 and tau < 1: compared as minimum-norm simulation vs the ridgeless Letey/Lu theory.
@@ -123,8 +128,10 @@ SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint
 
 // The simulation at one point: seeds spread over o.threads std::threads; progress(done, seeds,
 // "seed") after each seed. Throws InvalidParams for invalid options. The progress function may
-// throw to cancel (e.g. Python's Ctrl-C): no further seed starts, and the exception is rethrown
-// once the running seeds have finished.
+// throw to stop the run (Ctrl-C in the CLI or in Python): no further seed starts, the running
+// ones finish, and the result holds the finished seeds (seeds 0 .. k-1, whatever the number of
+// threads) with status Interrupted; the exception itself is dropped (the caller knows why it
+// threw).
 SimulationResult run(const theory::Params& p, const SimOptions& o,
                      const numerics::Progress& progress = {});
 
