@@ -6,6 +6,7 @@
 # pip runs on a terminal (the pty of util-linux `script`, where installed), as a user's does:
 # setup.py's status ("[ NN%] file") must show there, and with -v the build's log; a build that
 # fails (configure with a missing compiler) must fail pip with the log's tail and one line.
+# WORK/venv is then the fixture of ctest python_jupyter_kernel.
 # Usage: pip_install_check.sh SOURCE_DIR WORK_DIR [PYTHON]   (PYTHON default /usr/bin/python3)
 # The build uses ccache when available (or CMAKE_CXX_COMPILER_LAUNCHER) and
 # CMAKE_BUILD_PARALLEL_LEVEL (default 2); WORK_DIR is fixed so ccache hits on a rerun.

@@ -6,11 +6,12 @@ The ```sh (or ```bash, ```shell) lines of each file run with `bash -c`, in order
 folder of that file (WORK_DIR/<file>, emptied first), with BUILD_DIR/cli on PATH (so `icl` is the
 built program) and `./build/` meaning BUILD_DIR; every line must exit 0. A line ending in `\`
 continues on the next one. Lines too slow for a test run in a quick variant: the substitutions
-in QUICK below (printed when applied). Three kinds of lines are not run here, each with its
+in QUICK below (printed when applied). Four kinds of lines are not run here, each with its
 reason printed: the two setup commands of README.md (`apt-get ...`: .ci/run runs the test
 command verbatim and tests/readme_ci_sync.cmake checks both), the offline pip install
-(tests/pip_install_check.sh), and `icl figs all` (ctest figs_quick_pipeline runs the quick
-pipeline). A line needing GNU parallel is skipped when `parallel` is not installed (CI installs
+(tests/pip_install_check.sh), the Jupyter kernel of that venv (KERNEL_ROUTE: run verbatim by
+tests/python/jupyter_kernel_check.py), and `icl figs all` (ctest figs_quick_pipeline runs the
+quick pipeline). A line needing GNU parallel is skipped when `parallel` is not installed (CI installs
 it). A failed line is reported as FILE:LINE with its exit status and stderr; the rest of that
 file is not run (later lines may need its output), the other files are.
 """
@@ -33,9 +34,12 @@ QUICK = [
     (r"--sweep-rho 0\.1:1\.0:10", "--sweep-rho 0.1:1.0:3"),
     (r"(\./build/bench/bench_\w+)", r"\1 --benchmark_list_tests=true"),
 ]
+# The Jupyter kernel of the pip-installed venv (install, run a notebook in it, list, remove).
+KERNEL_ROUTE = r"ipykernel install|kernel_name=icl-theory|jupyter_client\.kernelspecapp"
 NOT_HERE = [
     (r"^apt-get ", "setup/test command: run verbatim by .ci/run, checked by tests/readme_ci_sync.cmake"),
     (r"pip install", "the offline pip install: tests/pip_install_check.sh"),
+    (KERNEL_ROUTE, "the venv's Jupyter kernel: tests/python/jupyter_kernel_check.py, verbatim"),
     (r"^icl figs all", "the whole figure pipeline: ctest figs_quick_pipeline"),
 ]
 FENCE = re.compile(r"^```(sh|bash|shell)[ \t]*$")
