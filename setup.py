@@ -41,22 +41,25 @@ _PERCENT = re.compile(r"^\[\s*(\d{1,3})%\]\s*(.*)$")
 _COUNT = re.compile(r"^\[(\d+)/(\d+)\]\s*(.*)$")
 _OBJECT = re.compile(r"Building \S+ object (\S+?)(?:\.o|\.obj)?$")
 _LINK = re.compile(r"Linking \S+ .*?(\S+)$")
+_COLOR = re.compile(r"\x1b\[[0-9;]*m")  # CLICOLOR_FORCE=1 colors the lines even into a pipe
 
 
 def progress_of(line):
     """(percent, what) for a CMake build progress line, what = the source file it starts
     compiling or "linking NAME" ('' for other steps); None for any other line."""
-    m = _PERCENT.match(line.strip())
+    line = _COLOR.sub("", line).strip()
+    m = _PERCENT.match(line)
     if m:
         percent, rest = int(m.group(1)), m.group(2)
     else:
-        m = _COUNT.match(line.strip())
+        m = _COUNT.match(line)
         if not m or int(m.group(2)) == 0:
             return None
         percent, rest = 100 * int(m.group(1)) // int(m.group(2)), m.group(3)
     obj, link = _OBJECT.search(rest), _LINK.search(rest)
-    what = os.path.basename(obj.group(1)) if obj else "linking " + os.path.basename(link.group(1)) if link else ""
-    return percent, what
+    if obj:
+        return percent, os.path.basename(obj.group(1))
+    return percent, "linking " + os.path.basename(link.group(1)) if link else ""
 
 
 class TerminalStatus:

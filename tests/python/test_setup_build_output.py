@@ -55,6 +55,8 @@ class ProgressOf(unittest.TestCase):
             "[100%] Linking CXX shared module icl_theory/_core.cpython-311-x86_64-linux-gnu.so"),
             (100, "linking _core.cpython-311-x86_64-linux-gnu.so"))
         self.assertEqual(setup_py.progress_of("[ 26%] Built target icl_numerics"), (26, ""))
+        self.assertEqual(setup_py.progress_of(  # CLICOLOR_FORCE=1
+            "\x1b[32m[ 45%] Building CXX object t/CMakeFiles/t.dir/a.cpp.o\x1b[0m"), (45, "a.cpp"))
 
     def test_ninja_lines(self):
         self.assertEqual(setup_py.progress_of("[12/40] Building CXX object a/CMakeFiles/x.dir/b.cpp.o"),
