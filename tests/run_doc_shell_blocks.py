@@ -6,12 +6,14 @@ The ```sh (or ```bash, ```shell) lines of each file run with `bash -c`, in order
 folder of that file (WORK_DIR/<file>, emptied first), with BUILD_DIR/cli on PATH (so `icl` is the
 built program) and `./build/` meaning BUILD_DIR; every line must exit 0. A line ending in `\`
 continues on the next one. Lines too slow for a test run in a quick variant: the substitutions
-in QUICK below (printed when applied). Three kinds of lines are not run here, each with its
+in QUICK below (printed when applied). Four kinds of lines are not run here, each with its
 reason printed: the two setup commands of README.md (`apt-get ...`: .ci/run runs the test
 command verbatim and tests/readme_ci_sync.cmake checks both), the offline pip install
-(tests/pip_install_check.sh), and `icl figs all` (ctest figs_quick_pipeline runs the quick
-pipeline). A line needing GNU parallel is skipped when `parallel` is not installed (CI installs
-it). A failed line is reported as FILE:LINE with its exit status and stderr; the rest of that
+(tests/pip_install_check.sh), the Jupyter kernel of that venv (KERNEL_ROUTE: run verbatim by
+tests/python/jupyter_kernel_check.py), and `icl figs all` (ctest figs_quick_pipeline runs the
+quick pipeline). A number with decimals in a line's trailing comment must be one the line
+prints (STATED below; lines run as written only). A line needing GNU parallel is skipped when
+`parallel` is not installed (CI installs it). A failed line is reported as FILE:LINE with its exit status and stderr; the rest of that
 file is not run (later lines may need its output), the other files are.
 """
 import os
@@ -33,16 +35,37 @@ QUICK = [
     (r"--sweep-rho 0\.1:1\.0:10", "--sweep-rho 0.1:1.0:3"),
     (r"(\./build/bench/bench_\w+)", r"\1 --benchmark_list_tests=true"),
 ]
+# The Jupyter kernel of the pip-installed venv (install, run a notebook in it, list, remove).
+KERNEL_ROUTE = r"ipykernel install|kernel_name=icl-theory|jupyter_client\.kernelspecapp"
 NOT_HERE = [
     (r"^apt-get ", "setup/test command: run verbatim by .ci/run, checked by tests/readme_ci_sync.cmake"),
     (r"pip install", "the offline pip install: tests/pip_install_check.sh"),
+    (KERNEL_ROUTE, "the venv's Jupyter kernel: tests/python/jupyter_kernel_check.py, verbatim"),
     (r"^icl figs all", "the whole figure pipeline: ctest figs_quick_pipeline"),
 ]
 FENCE = re.compile(r"^```(sh|bash|shell)[ \t]*$")
 
 
+# A number with decimals in a line's trailing comment ("# optimal ridge: 0.691") states what the
+# line prints: it must be in the line's stdout at that precision (not a section number "§18.2").
+STATED = re.compile(r"(?<![§\d.])\d+\.\d+")
+PRINTED = re.compile(r"[-+]?\d+\.\d+(?:[eE][-+]?\d+)?")
+
+
+def unprinted(comment, stdout):
+    """The numbers the comment states that stdout has at no precision of theirs."""
+    printed = [float(x) for x in PRINTED.findall(stdout)]
+    return [n for n in STATED.findall(comment)
+            if not any("%.*f" % (len(n.split(".")[1]), x) == n for x in printed)]
+
+
 def shell_lines(path):
     """(line number, command) for every command of the file's shell blocks, comments removed."""
+    return [(start, code) for start, code, _ in commented_shell_lines(path)]
+
+
+def commented_shell_lines(path):
+    """(line number, command, trailing comment of its last line) for every command."""
     lines = open(path, encoding="utf-8").read().splitlines()
     inside, pending, start = False, "", 0
     for number, line in enumerate(lines, 1):
@@ -52,7 +75,8 @@ def shell_lines(path):
         if line.startswith("```"):
             inside = False
             continue
-        code = line.split(" #")[0].strip() if not line.lstrip().startswith("#") else ""
+        code, _, comment = line.partition(" #") if not line.lstrip().startswith("#") else ("", "", "")
+        code = code.strip()
         if not code:
             continue
         if not pending:
@@ -60,7 +84,7 @@ def shell_lines(path):
         if code.endswith("\\"):
             pending += code[:-1].rstrip() + " "
             continue
-        yield start, pending + code
+        yield start, pending + code, comment
         pending = ""
 
 
@@ -72,10 +96,10 @@ def run_file(path, build, work, env):
     scratch = os.path.join(work, re.sub(r"[^A-Za-z0-9_.-]", "_", stem.lstrip("/")))
     shutil.rmtree(scratch, ignore_errors=True)
     os.makedirs(scratch)
-    found = list(shell_lines(path))
+    found = list(commented_shell_lines(path))
     print("== %s: %d shell lines, in %s" % (name, len(found), scratch), flush=True)
     ran = 0
-    for number, line in found:
+    for number, line, comment in found:
         where = "%s:%d" % (name, number)
         reason = next((why for pat, why in NOT_HERE if re.search(pat, line)), None)
         if reason:
@@ -90,10 +114,14 @@ def run_file(path, build, work, env):
         cmd = cmd.replace("./build/", build + "/")
         print(("%s: $ %s" % (where, cmd)) if cmd == line else
               ("%s: $ %s\n    (quick variant of: %s)" % (where, cmd, line)), flush=True)
-        r = subprocess.run(["bash", "-c", cmd], cwd=scratch, env=env, stdout=subprocess.DEVNULL,
+        r = subprocess.run(["bash", "-c", cmd], cwd=scratch, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=600)
         if r.returncode != 0:
             return ran, "FAILED: %s (exit %d): %s\n%s" % (where, r.returncode, cmd, r.stderr[-2000:])
+        missing = unprinted(comment, r.stdout) if cmd == line else []
+        if missing:
+            return ran, "FAILED: %s: the comment states %s, the line does not print it:\n%s" % (
+                where, ", ".join(missing), r.stdout[-2000:])
         ran += 1
     return ran, None
 
