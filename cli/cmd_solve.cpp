@@ -19,7 +19,7 @@ void register_solve(CLI::App& app) {
   struct Options {
     ParamFlags flags;
     std::string method = "saddle";
-    bool json = false;
+    bool json = false, gradient = false;
     std::string out;
     FiniteDimFlags finite_dim;
   };
@@ -29,6 +29,9 @@ void register_solve(CLI::App& app) {
   cmd->add_option("--method", opt->method, "saddle (full saddle point, GSL quadrature) | "
                   "reduced (closed form) | letey (deterministic equivalent, ridgeless)")
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
+  cmd->add_flag("--gradient", opt->gradient,
+                "also the exact derivative of every output with respect to every parameter "
+                "(implicit differentiation, docs/errors_phases.md §22)");
   add_json_flag(*cmd, opt->json);
   add_out_flag(*cmd, opt->out, "the JSON", OutFormat::Json);
   opt->finite_dim.add_to(*cmd);
@@ -37,14 +40,15 @@ void register_solve(CLI::App& app) {
     // The finite-D prediction first: a point it refuses is bad input (exit 2) before any output.
     std::optional<theory::FiniteDimResult> fd;
     if (const auto o = opt->finite_dim.options()) fd = opt->finite_dim.solve(p, *o);
-    const theory::Solution s =
-        theory::solve(p, {.method = theory::method_from_string(opt->method)});
+    const theory::Solution s = theory::solve(
+        p, {.method = theory::method_from_string(opt->method), .gradient = opt->gradient});
     if (opt->json || !opt->out.empty()) {
       nlohmann::ordered_json j = theory::to_json(s);
       if (fd) j["finite_dim"] = theory::to_json(*fd);
       emit_json(j, opt->out);
     } else {
       std::cout << theory::to_text(s);
+      if (s.gradient && s.converged()) std::cout << theory::to_text(*s.gradient);
       if (fd) std::cout << theory::to_text(*fd);
     }
     // Printed first (status, message, residual and null values), then exit 3.
@@ -54,6 +58,8 @@ void register_solve(CLI::App& app) {
                     theory::to_string(s.method), s.residual_norm, s.message.c_str());
       throw ExitError(kExitNotConverged, buf);
     }
+    if (s.gradient && !s.gradient->converged())
+      throw ExitError(kExitNotConverged, "no gradient: " + s.gradient->message);
     if (fd && !fd->converged()) {
       char buf[256];
       std::snprintf(buf, sizeof buf, "finite-D prediction at --finite-dim %d: %s, residual norm %.3g (%s)",

@@ -19,6 +19,13 @@ nlohmann::json range_meta(const NamedRange& g, bool log) {
           {"count", g.range.count}, {"log", log}};
 }
 
+// --gradient: the exact derivatives and elasticities of the errors as columns.
+void add_gradient_flag(CLI::App& app, bool& gradient) {
+  app.add_flag("--gradient", gradient,
+               "also d_E_d_X and the elasticities el_E_X = (X/E) dE/dX of the errors E in every "
+               "parameter X (exact, docs/errors_phases.md §22)");
+}
+
 nlohmann::json base_meta(const theory::Params& p, const std::string& method) {
   return {{"params", theory::to_json(p)}, {"method", method}};
 }
@@ -44,7 +51,7 @@ struct Flags {
   SimFlags sim;
   FiniteDimFlags finite_dim;  // sweep: --finite-dim D and the switches (also for --simulate)
   std::string vary, x, y, method = "saddle", out, shard;
-  bool log = false, log_x = false, log_y = false, quiet = false, resume = false;
+  bool log = false, log_x = false, log_y = false, quiet = false, resume = false, gradient = false;
   int threads = 0;  // phase: 0 = all cores
 };
 
@@ -58,6 +65,7 @@ void run_sweep(const Flags& f) {
   o.values = range_values(g.range, f.log, "--vary");
   o.shard = numerics::shard_from_string(f.shard);
   o.theory.solve.method = theory::method_from_string(f.method);
+  o.theory.solve.gradient = f.gradient;
   // The switches apply to the finite-D columns and to the simulation (the same sources off).
   o.finite_dim = f.finite_dim.options(f.sim.enabled);
   if (f.sim.enabled) {
@@ -101,6 +109,7 @@ void run_phase(const Flags& f) {
   for (std::size_t i : rows) xs.push_back(all_xs[i]);
   theory::PhaseOptions po;
   po.solve.method = theory::method_from_string(f.method);
+  po.solve.gradient = f.gradient;
   po.threads = f.threads;
   // The size first: it validates the axes and the corners before anything else uses them.
   const theory::PhaseGridSize size = theory::phase_grid_size(p, gx.name, xs, gy.name, ys, po);
@@ -111,6 +120,11 @@ void run_phase(const Flags& f) {
     shift = theory::with_param(theory::with_param(p, gx.name, xs[0]), gy.name, ys[0]).has_test_shift();
   std::vector<std::string> columns = {"index", gx.name, gy.name, "task_rich", "atom_mass"};
   for (const auto& c : theory::solution_columns(shift)) columns.push_back(c);
+  std::vector<std::string> gradient;  // with --gradient: d_<E>_d_<x>, el_<E>_<x>
+  if (f.gradient && !xs.empty() && !ys.empty())
+    gradient = theory::gradient_columns(
+        theory::with_param(theory::with_param(p, gx.name, xs[0]), gy.name, ys[0]), po.solve.method);
+  columns.insert(columns.end(), gradient.begin(), gradient.end());
   theory::check_phase_grid(size, /*holds_all=*/false, columns.size(), f.out);
   numerics::Progress report;
   if (!f.quiet) report = [](std::size_t d, std::size_t n, const std::string&) {
@@ -130,6 +144,10 @@ void run_phase(const Flags& f) {
                                      theory::atom_mass(s.params)};
           const auto r = theory::solution_row(s, shift);
           row.insert(row.end(), r.begin(), r.end());
+          if (!gradient.empty()) {
+            const auto g = theory::gradient_row(s, gradient);
+            row.insert(row.end(), g.begin(), g.end());
+          }
           table.push_back(std::move(row));
           failed += !s.converged();
         }
@@ -161,6 +179,7 @@ void register_sweep(CLI::App& app) {
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
   add_out_flag(*sweep, opt->out, "the TSV table (+ JSON sidecar FILE.json)", OutFormat::Table);
   add_quiet_flag(*sweep, opt->quiet);
+  add_gradient_flag(*sweep, opt->gradient);
   sweep->add_option("--shard", opt->shard, "I/N: compute only points i with i % N == I (merge with icl merge)");
   opt->sim.add_to(*sweep);
   opt->finite_dim.add_to(*sweep, "--simulate");
@@ -178,6 +197,7 @@ void register_sweep(CLI::App& app) {
   add_threads_flag(*phase, opt->threads, /*zero_means_all_cores=*/true);
   add_out_flag(*phase, opt->out, "the TSV table (+ JSON sidecar FILE.json)", OutFormat::Table);
   add_quiet_flag(*phase, opt->quiet);
+  add_gradient_flag(*phase, opt->gradient);
   phase->add_option("--shard", opt->shard, "I/N: compute only rows of x with i % N == I (merge with icl merge)");
   phase->callback([opt] { run_phase(*opt); });
 }

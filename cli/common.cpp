@@ -16,6 +16,7 @@
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "numerics/parallel.hpp"
+#include "numerics/seed.hpp"
 #include "theory/param_input.hpp"
 #include "theory/sweep.hpp"
 
@@ -89,7 +90,7 @@ CLI::Option* add_seed_flag(CLI::App& app, std::uint64_t& seed) {
   const CLI::Validator unsigned_integer(
       [](std::string& s) -> std::string {
         if (!s.empty() && (s.front() == '-' || s.front() == '+'))
-          return "the seed is an integer in [0, 18446744073709551615], got '" + s + "'";
+          return std::string(numerics::kSeedRange) + ", got '" + s + "'";
         return {};
       },
       "UINT64");

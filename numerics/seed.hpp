@@ -11,6 +11,10 @@
 
 namespace icl::numerics {
 
+// What a base seed is, for the refusal of a negative or oversized one by the front ends (the
+// CLI's --seed, Python's seed=): "the seed is an integer in [0, 18446744073709551615]".
+inline constexpr const char* kSeedRange = "the seed is an integer in [0, 18446744073709551615]";
+
 // The splitmix64 finalizer (Steele, Lea, Flood 2014): a bijective 64-bit mixer.
 constexpr std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;

@@ -41,12 +41,15 @@ double resolvent_moment_quadrature(const SpectralMeasure& mu, double z, int k, i
 double resolvent_moment_exact(const SpectralMeasure& mu, double z, int k, int j);
 
 // All R_{k,j}(z), k = 0..3, j = 0..4, in one call (docs/spectral.md §6.3): the replica saddle
-// point needs j = 0..3 and their z-derivatives d/dz R_{k,j} = j R_{k,j+1}, hence j = 4.
-struct ResolventMoments {
-  double z = 0.0;
-  double r[4][5] = {};  // r[k][j] = R_{k,j}(z), j = 0..4
-  double operator()(int k, int j) const { return r[k][j]; }
+// point needs j = 0..3 and their z-derivatives d/dz R_{k,j} = j R_{k,j+1}, hence j = 4. The
+// scalar may carry derivatives (ceres::Jet, theory/sensitivity.hpp), which fill j <= 2.
+template <class T>
+struct BasicResolventMoments {
+  T z{};
+  T r[4][5] = {};  // r[k][j] = R_{k,j}(z), j = 0..4
+  const T& operator()(int k, int j) const { return r[k][j]; }
 };
+using ResolventMoments = BasicResolventMoments<double>;
 enum class MomentMethod { Quadrature, Exact };
 const char* to_string(MomentMethod m);                        // "quadrature" | "exact"
 MomentMethod moment_method_from_string(const std::string& s);  // InvalidParams("moments")

@@ -69,6 +69,34 @@ std::optional<theory::TestShift> shift_from_state(const py::object& o) {
   return s;
 }
 
+// The gradient (theory/gradient.hpp): None, or (outputs, parameters, values row-major, status,
+// message, condition number).
+py::object gradient_state(const std::optional<theory::Gradient>& g) {
+  if (!g) return py::none();
+  std::vector<double> v;
+  for (Eigen::Index r = 0; r < g->values.rows(); ++r)
+    for (Eigen::Index c = 0; c < g->values.cols(); ++c) v.push_back(g->values(r, c));
+  return py::make_tuple(g->outputs, g->parameters, v, static_cast<int>(g->status), g->message,
+                        g->condition_number);
+}
+
+std::optional<theory::Gradient> gradient_from_state(const py::object& o) {
+  if (o.is_none()) return std::nullopt;
+  const auto t = o.cast<py::tuple>();
+  theory::Gradient g;
+  g.outputs = t[0].cast<std::vector<std::string>>();
+  g.parameters = t[1].cast<std::vector<std::string>>();
+  const auto v = t[2].cast<std::vector<double>>();
+  g.values.resize(Eigen::Index(g.outputs.size()), Eigen::Index(g.parameters.size()));
+  for (Eigen::Index r = 0; r < g.values.rows(); ++r)
+    for (Eigen::Index c = 0; c < g.values.cols(); ++c)
+      g.values(r, c) = v.at(std::size_t(r * g.values.cols() + c));
+  g.status = static_cast<numerics::Status>(t[3].cast<int>());
+  g.message = t[4].cast<std::string>();
+  g.condition_number = t[5].cast<double>();
+  return g;
+}
+
 py::tuple solution_state(const Solution& s) {
   py::object last = py::none();
   if (s.last_iterate) {
@@ -80,11 +108,13 @@ py::tuple solution_state(const Solution& s) {
                         values_of(s.order, s.error, s.decomposition, s.z, s.e), s.nu,
                         static_cast<int>(s.regime), s.bayes_optimal.idg, s.bayes_optimal.odg,
                         last, shift_state(s.test_shift), s.bayes_optimal.shift,
-                        s.last_iterate ? shift_state(s.last_iterate->test_shift) : py::none());
+                        s.last_iterate ? shift_state(s.last_iterate->test_shift) : py::none(),
+                        gradient_state(s.gradient));
 }
 
 Solution solution_from_state(const py::tuple& t) {
-  if (t.size() != 12 && t.size() != 15) throw std::runtime_error("Solution: bad pickle state");
+  if (t.size() != 12 && t.size() != 15 && t.size() != 16)
+    throw std::runtime_error("Solution: bad pickle state");
   Solution s;
   s.params = params_from_state(t[0].cast<py::tuple>());
   s.method = static_cast<theory::Method>(t[1].cast<int>());
@@ -103,11 +133,12 @@ Solution solution_from_state(const py::tuple& t) {
                li.e);
     s.last_iterate = li;
   }
-  if (t.size() == 15) {
+  if (t.size() >= 15) {
     s.test_shift = shift_from_state(t[12]);
     s.bayes_optimal.shift = t[13].cast<double>();
     if (s.last_iterate) s.last_iterate->test_shift = shift_from_state(t[14]);
   }
+  if (t.size() == 16) s.gradient = gradient_from_state(t[15]);
   return s;
 }
 
@@ -163,6 +194,23 @@ void bind_solution(py::module_& m) {
           },
           "None when converged; otherwise (when the solver produced one) the last iterate\n"
           "{order, error, decomposition, z, e}, for diagnosis only: not a solution")
+      .def_property_readonly(
+          "gradient",
+          [](const Solution& s) -> py::object {
+            if (!s.gradient) return py::none();
+            return to_python(theory::to_json(*s.gradient));
+          },
+          "With solve(..., gradient=True): {output: {parameter: d output / d parameter}} for\n"
+          "every output (errors, decomposition, order parameters, z, e, Bayes baselines, the\n"
+          "shifted protocol) and parameter (gradient_parameters); NaN unless\n"
+          "gradient_status['status'] is 'converged' (docs/errors_phases.md §22). None without.")
+      .def_property_readonly(
+          "gradient_status",
+          [](const Solution& s) -> py::object {
+            if (!s.gradient) return py::none();
+            return to_python(theory::gradient_status_json(*s.gradient));
+          },
+          "{status, message, condition_number, parameters} of the gradient, None without.")
       .def("to_dict", [](const Solution& s) { return to_python(theory::to_json(s)); },
            "Everything as nested dicts (the `icl solve --json` layout).")
       .def(py::pickle(&solution_state, &solution_from_state))
@@ -178,8 +226,10 @@ void bind_solution(py::module_& m) {
   m.def(
       "solve",
       [](const Params& p, const std::string& method, const std::string& moments,
-         double residual_tolerance, int max_iterations, std::optional<Solution> start) {
+         double residual_tolerance, int max_iterations, std::optional<Solution> start,
+         bool gradient) {
         auto o = solve_options(method, moments, residual_tolerance, max_iterations);
+        o.gradient = gradient;
         if (start) {
           if (!start->converged())
             throw InvalidParams("start", "the Solution did not converge (its values are NaN)");
@@ -191,6 +241,7 @@ void bind_solution(py::module_& m) {
       py::arg("params"), py::kw_only(), py::arg("method") = "saddle",
       py::arg("moments") = "quadrature", py::arg("residual_tolerance") = 1e-10,
       py::arg("max_iterations") = 200, py::arg("start") = py::none(),
+      py::arg("gradient") = theory::SolveOptions{}.gradient,
       "Solve the theory at `params` and return a Solution.\n\n"
       "method: 'saddle' (full replica saddle point), 'reduced' (scalar closed forms) or 'letey'\n"
       "(Letey/Lu deterministic equivalent). moments: 'quadrature' | 'exact' spectral moments for\n"

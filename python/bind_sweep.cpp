@@ -39,13 +39,14 @@ vl::SweepOptions sweep_options(const Params& p, const std::string& name,
                                const std::vector<double>& values, const std::string& method,
                                const std::string& moments, bool warm_start, int max_halvings,
                                double residual_tolerance, std::optional<int> finite_dim,
-                               bool simulate, const py::kwargs& options) {
+                               bool simulate, bool gradient, const py::kwargs& options) {
   vl::SweepOptions o;
   o.base = p;
   o.name = param_name(name);
   o.values = values;
   o.theory.solve = solve_options(method, moments, residual_tolerance,
                                  o.theory.solve.solver.max_iterations);
+  o.theory.solve.gradient = gradient;
   o.theory.warm_start = warm_start;
   o.theory.max_halvings = max_halvings;
   Kwargs k(options, "sweep");
@@ -74,6 +75,7 @@ py::dict sweep_arrays(const vl::SweepResult& r, const std::string& name) {
   std::vector<Solution> sols;
   for (const auto& pt : r.points) sols.push_back(pt.solution);
   out["_parameters"] = parameter_arrays(sols, {static_cast<py::ssize_t>(sols.size())});
+  add_gradient_arrays(out, sols, {static_cast<py::ssize_t>(sols.size())});
   if (r.options.simulation) {
     py::array_t<bool> ok(static_cast<py::ssize_t>(r.points.size()));
     for (std::size_t i = 0; i < r.points.size(); ++i)
@@ -133,11 +135,12 @@ void bind_grids(py::module_& m) {
       "phase_grid",
       [](const Params& p, const std::string& x_name, const std::vector<double>& xs,
          const std::string& y_name, const std::vector<double>& ys, const std::string& method,
-         const std::string& moments, int threads, const py::object& progress) {
+         const std::string& moments, int threads, bool gradient, const py::object& progress) {
         theory::PhaseOptions o;
         const theory::SolveOptions solve_def{};
         o.solve = solve_options(method, moments, solve_def.solver.residual_tolerance,
                                 solve_def.solver.max_iterations);
+        o.solve.gradient = gradient;
         o.threads = threads;
         const PyProgress report(progress, /*cancels=*/true);  // solve_points stops its workers
         std::vector<Solution> sols;
@@ -150,6 +153,7 @@ void bind_grids(py::module_& m) {
         const auto ny = static_cast<py::ssize_t>(ys.size());
         py::dict out = solutions_to_arrays(sols, {nx, ny});
         out["_parameters"] = parameter_arrays(sols, {nx, ny});
+        add_gradient_arrays(out, sols, {nx, ny});
         py::array_t<double> X({nx, ny}), Y({nx, ny});
         for (py::ssize_t i = 0; i < nx; ++i)
           for (py::ssize_t j = 0; j < ny; ++j) {
@@ -167,7 +171,8 @@ void bind_grids(py::module_& m) {
       py::arg("params"), py::arg("x_name"), py::arg("xs"), py::arg("y_name"), py::arg("ys"),
       py::kw_only(), py::arg("method") = theory::to_string(def.solve.method),
       py::arg("moments") = numerics::to_string(def.solve.moments),
-      py::arg("threads") = def.threads, py::arg("progress") = py::none(),
+      py::arg("threads") = def.threads, py::arg("gradient") = def.solve.gradient,
+      py::arg("progress") = py::none(),
       "Solve on the grid xs x ys of two parameters (names as in sweep()). Returns a dict of 2-D\n"
       "numpy arrays of shape (len(xs), len(ys)) (element [i, j] at x = xs[i], y = ys[j]): the\n"
       "same quantities as sweep(), the two parameters under their names, and regime\n"
@@ -179,12 +184,13 @@ void bind_grids(py::module_& m) {
       [](const Params& base, const std::vector<std::string>& names,
          const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
          const std::string& method, const std::string& moments, double residual_tolerance,
-         int max_iterations, int threads, std::optional<int> finite_dim,
+         int max_iterations, int threads, std::optional<int> finite_dim, bool gradient,
          const py::object& progress) {
         if (values.ndim() != 2 || values.shape(1) != static_cast<py::ssize_t>(names.size()))
           throw std::invalid_argument("_solve_points: values must have shape (n, len(names))");
         theory::PhaseOptions o;
         o.solve = solve_options(method, moments, residual_tolerance, max_iterations);
+        o.solve.gradient = gradient;
         o.threads = threads;
         const PyProgress report(progress, /*cancels=*/true);
         const auto n = values.shape(0);
@@ -204,6 +210,7 @@ void bind_grids(py::module_& m) {
         }
         py::dict out = solutions_to_arrays(sols, {n});
         out["_parameters"] = parameter_arrays(sols, {n});
+        add_gradient_arrays(out, sols, {n});
         if (fd_options) {  // the columns of `icl sweep --finite-dim` (theory::finite_dim_row)
           numerics::Table t;
           t.columns = theory::finite_dim_columns();
@@ -218,7 +225,8 @@ void bind_grids(py::module_& m) {
       },
       py::arg("base"), py::arg("names"), py::arg("values"), py::kw_only(), py::arg("method"),
       py::arg("moments"), py::arg("residual_tolerance"), py::arg("max_iterations"),
-      py::arg("threads"), py::arg("finite_dim") = py::none(), py::arg("progress"),
+      py::arg("threads"), py::arg("finite_dim") = py::none(), py::arg("gradient") = false,
+      py::arg("progress"),
       "Internal (icl_theory.solve with arrays): solve base with names[c] set to values[k, c]\n"
       "for every row k (theory::solve_points); a dict of 1-D arrays as sweep() returns.");
 
@@ -234,12 +242,12 @@ void bind_sweep(py::module_& m) {
       [](const Params& p, const std::string& name, const std::vector<double>& values,
          const std::string& method, const std::string& moments, bool warm_start, int max_halvings,
          double residual_tolerance, std::optional<int> finite_dim, bool simulate,
-         std::optional<std::string> checkpoint, bool simulations, const py::object& progress,
-         const py::kwargs& options) {
+         std::optional<std::string> checkpoint, bool gradient, bool simulations,
+         const py::object& progress, const py::kwargs& options) {
         SweepRun run{{}, name};
         const vl::SweepOptions o =
             sweep_options(p, name, values, method, moments, warm_start, max_halvings,
-                          residual_tolerance, finite_dim, simulate, options);
+                          residual_tolerance, finite_dim, simulate, gradient, options);
         // checkpoint=PATH: the finished simulations kept in PATH.partial/ (the CLI's --resume
         // folder, numerics::CheckpointFolder); a later call with the same options reuses them.
         numerics::CheckpointFolder kept;
@@ -268,7 +276,8 @@ void bind_sweep(py::module_& m) {
       py::arg("warm_start") = sweep_def.warm_start, py::arg("max_halvings") = sweep_def.max_halvings,
       py::arg("residual_tolerance") = sweep_def.solve.solver.residual_tolerance,
       py::arg("finite_dim") = py::none(), py::arg("simulate") = false,
-      py::arg("checkpoint") = py::none(), py::arg("_simulations") = true,
+      py::arg("checkpoint") = py::none(), py::arg("gradient") = false,
+      py::arg("_simulations") = true,
       py::arg("progress") = py::none(), kSweepDoc);
 
   m.def(

@@ -9,8 +9,11 @@
 #include <set>
 #include <string>
 #include <type_traits>
+#include <cstdint>
 #include <vector>
 
+#include "numerics/error.hpp"
+#include "numerics/seed.hpp"
 #include "numerics/suggest.hpp"
 #include "theory/finite_d_switches.hpp"
 
@@ -30,6 +33,11 @@ class Kwargs {
     used_.insert(name);
     const pybind11::handle v = kwargs_[name.c_str()];
     if (v.is_none()) return false;
+    if constexpr (std::is_same_v<T, std::uint64_t>) {  // seeds: the CLI's rule and wording
+      if (pybind11::isinstance<pybind11::int_>(v) && v < pybind11::int_(0))
+        throw InvalidParams(name, std::string(numerics::kSeedRange) + ", got " +
+                                      std::string(pybind11::repr(v)));
+    }
     if constexpr (std::is_same_v<T, bool>) {
       if (!pybind11::isinstance<pybind11::bool_>(v))
         throw pybind11::type_error(function_ + "(): " + name + " must be True or False, got " +

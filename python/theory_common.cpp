@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "theory/serialize.hpp"
 
@@ -50,6 +51,35 @@ py::dict parameter_arrays(const std::vector<theory::Solution>& sols,
     if (any || name != "test_overlap") out[py::str(name)] = column_array(name, rows, 0, shape);
   }
   return out;
+}
+
+void add_gradient_arrays(py::dict& out, const std::vector<theory::Solution>& sols,
+                         const std::vector<py::ssize_t>& shape) {
+  if (sols.empty() || !sols.front().gradient) return;
+  const theory::Solution& first = sols.front();
+  const std::vector<std::string> columns = theory::gradient_columns(first.params, first.method);
+  std::vector<std::vector<double>> rows;
+  for (const theory::Solution& s : sols) rows.push_back(theory::gradient_row(s, columns));
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    out[py::str(columns[c])] = column_array(columns[c], rows, c, shape);
+  // The whole gradient: the rows and columns of the first point (every point alike).
+  const theory::Gradient& g = *first.gradient;
+  py::dict all;
+  for (std::size_t r = 0; r < g.outputs.size(); ++r) {
+    py::dict row;
+    for (std::size_t c = 0; c < g.parameters.size(); ++c) {
+      std::vector<std::vector<double>> cells;
+      for (const theory::Solution& s : sols) {
+        const bool ok = s.gradient && s.gradient->converged() &&
+                        s.gradient->outputs.size() == g.outputs.size();
+        cells.push_back({ok ? s.gradient->values(Eigen::Index(r), Eigen::Index(c))
+                            : std::numeric_limits<double>::quiet_NaN()});
+      }
+      row[py::str(g.parameters[c])] = column_array(g.parameters[c], cells, 0, shape);
+    }
+    all[py::str(g.outputs[r])] = row;
+  }
+  out["_gradient"] = all;
 }
 
 py::dict solutions_to_arrays(const std::vector<theory::Solution>& sols,

@@ -30,6 +30,11 @@ theory::SolveOptions solve_options(const std::string& method, const std::string&
 // array of `shape`}: the parameter columns of to_pandas().
 py::dict parameter_arrays(const std::vector<theory::Solution>& sols,
                           const std::vector<py::ssize_t>& shape);
+// With gradients (SolveOptions::gradient): the columns of theory::gradient_columns (d_<E>_d_<x>,
+// el_<E>_<x>) into `out`, and out["_gradient"] = {output: {parameter: array}} over every row
+// and column of the gradient (NaN where a point has none).
+void add_gradient_arrays(py::dict& out, const std::vector<theory::Solution>& sols,
+                         const std::vector<py::ssize_t>& shape);
 py::dict solutions_to_arrays(const std::vector<theory::Solution>& sols,
                              const std::vector<py::ssize_t>& shape);
 // One 1-D array per column of the table (converged as bool, iterations as int), except those

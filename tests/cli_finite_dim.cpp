@@ -147,11 +147,11 @@ TEST_CASE("icl solve/sweep --finite-dim bad input: exit 2 with one line naming t
 }
 
 TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exit 3") {
-  // sigma = 100: the label noise swamps the tasks and the saddle point's Jacobian at the
-  // D -> infinity root is singular to working precision, so the linearization (docs/finite_dim.md
-  // §21.2) has no answer there; the limit itself converges (plain `icl solve` exits 0).
-  REQUIRE(run_icl("solve --sigma 100").code == 0);
-  const Run j = run_icl("solve --json --sigma 100 --finite-dim 10");
+  // sigma = 1e5: the label noise swamps the tasks, and the perturbed maps of the linearization
+  // (docs/finite_dim.md §21.2) leave the saddle point's domain, so it has no answer there; the
+  // limit itself converges (plain `icl solve` exits 0).
+  REQUIRE(run_icl("solve --sigma 100000").code == 0);
+  const Run j = run_icl("solve --json --sigma 100000 --finite-dim 10");
   CHECK(j.code == 3);
   CHECK(count_lines(j.err) == 1);
   CHECK(contains(j.err, "--finite-dim 10"));
@@ -162,13 +162,13 @@ TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exi
     for (const char* e : kErrors) CHECK(fd.at(block).at(e).is_null());
   for (const auto& [name, s] : fd.at("sources").items())
     CHECK(s.at("correction").at("idg").is_null());
-  const Run t = run_icl("solve --sigma 100 --finite-dim 10");
+  const Run t = run_icl("solve --sigma 100000 --finite-dim 10");
   CHECK(t.code == 3);
   CHECK(contains(t.out, "no finite-D prediction"));
   // In a sweep the failed point is nan, counted in the sidecar, and the run exits 3.
   const Scratch d;
   const std::string f = d.file("failed.tsv");
-  const Run s = run_icl("sweep --vary sigma=0.3:100:2 --finite-dim 10 --quiet --out " + f);
+  const Run s = run_icl("sweep --vary sigma=0.3:100000:2 --finite-dim 10 --quiet --out " + f);
   CHECK(s.code == 3);
   CHECK(contains(s.err, "1 of 2 finite-D predictions failed"));
   const Tsv tsv = parse_tsv(slurp(f));
@@ -247,10 +247,10 @@ TEST_CASE("icl sweep --simulate takes the switches too: the simulation runs with
 }
 
 TEST_CASE("icl merge joins --finite-dim shards and sums their finite-D counts") {
-  // Shard 1 holds the point whose prediction fails (sigma = 100, as above): the shards' counts
+  // Shard 1 holds the point whose prediction fails (sigma = 1e5, as above): the shards' counts
   // differ, which must not make them look like different runs; merged = unsharded, byte for byte.
   const Scratch d;
-  const std::string args = "sweep --vary sigma=0.3:100:2 --finite-dim 10 --quiet --out ";
+  const std::string args = "sweep --vary sigma=0.3:100000:2 --finite-dim 10 --quiet --out ";
   CHECK(run_icl(args + d.file("all.tsv")).code == 3);
   CHECK(run_icl(args + d.file("s0.tsv") + " --shard 0/2").code == 0);
   CHECK(run_icl(args + d.file("s1.tsv") + " --shard 1/2").code == 3);
@@ -262,7 +262,7 @@ TEST_CASE("icl merge joins --finite-dim shards and sums their finite-D counts") 
   CHECK(side.at("finite_dim").at("not_covered_points") == 0);
   CHECK(side.at("failed_points") == 0);
   // Shards of another dimension are another run.
-  CHECK(run_icl("sweep --vary sigma=0.3:100:2 --finite-dim 12 --quiet --shard 1/2 --out " +
+  CHECK(run_icl("sweep --vary sigma=0.3:100000:2 --finite-dim 12 --quiet --shard 1/2 --out " +
                 d.file("s1.tsv")).code == 3);
   CHECK(run_icl("merge " + d.file("s0.tsv") + " " + d.file("s1.tsv") + " --out " + d.file("m2.tsv")).code == 2);
 }

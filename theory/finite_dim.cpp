@@ -22,6 +22,7 @@
 #include "numerics/error.hpp"
 #include "numerics/spectral_integral.hpp"
 #include "theory/saddle_map.hpp"
+#include "theory/sensitivity.hpp"
 #include "theory/spectral_model.hpp"
 #include "theory/task_resolved.hpp"
 
@@ -429,27 +430,25 @@ class SourceTerms {
 // for the task laws (§21.6).
 class Response {
  public:
-  Response(const Params& q, const PerturbedMap& map, const Solution& limit, const Vec& x0)
-      : q_(q), map_(map), limit_(limit), x0_(x0) {}
+  Response(const Params& q, const PerturbedMap& map, const SpectralModel& model,
+           const Solution& limit, const Vec& x0)
+      : q_(q), map_(map), model_(model), limit_(limit), x0_(x0) {}
 
-  // The Jacobian of the unperturbed residual at the root, by central differences; false when
-  // it is not invertible. `f0_norm`: |F(x0)| of this (Exact-moment) map.
+  // The exact Jacobian of the unperturbed residual at the root (theory/sensitivity.hpp, the one
+  // place where the saddle map's Jacobians are formed and solved); false when it cannot be
+  // formed. `f0_norm`: |F(x0)| of this (Exact-moment) map.
   bool linearize(double& f0_norm) {
     const Source none;
-    Mat J;
-    bool ok = true;
-    for (int i = 0; i < kN && ok; ++i) {
-      const double step = 1e-6 * std::max(1.0, std::abs(x0_[i]));
-      Vec xp = x0_, xm = x0_, Fp, Fm;
-      xp[i] += step;
-      xm[i] -= step;
-      ok = map_.residual(xp, none, 0, Fp) && map_.residual(xm, none, 0, Fm);
-      if (ok) J.col(i) = (Fp - Fm) / (2 * step);
-    }
     Vec F0;
-    ok = ok && map_.residual(x0_, none, 0, F0);
-    lu_.compute(J);
-    if (!ok || !J.allFinite() || !lu_.isInvertible()) return false;
+    if (!saddle_jacobian(q_, model_, x0_, J_) || !map_.residual(x0_, none, 0, F0)) return false;
+    // The perturbed map writes the channel's qbarh = K nu / Delta and chibarh = K nu E / Delta^2
+    // (docs/finite_dim.md §21.4) where the map of docs/model.md §4.2 writes nu qh and nu chih; at
+    // h = 0 the two residuals differ by adding nu times the qh (chih) row to the qbarh
+    // (chibarh) row, a constant row operation, so this map's Jacobian is that of §4.2 so
+    // transformed.
+    const double nu = q_.nu();
+    J_.row(QBARH) += nu * J_.row(QH);
+    J_.row(CHIBARH) += nu * J_.row(CHIH);
     f0_norm = F0.norm();
     return true;
   }
@@ -478,7 +477,10 @@ class Response {
     constexpr double h0 = 1e-4;
     Vec Fp, Fm;
     if (!map_.residual(x0_, src, h0, Fp) || !map_.residual(x0_, src, -h0, Fm)) return false;
-    const Vec dx = -lu_.solve((Fp - Fm) / (2 * h0));
+    const LinearResponse lr =
+        linear_response(J_, (Fp - Fm) / (2 * h0), x0_.cwiseAbs().cwiseMax(1.0));
+    if (!lr.ok) return false;
+    const Vec dx = lr.dx;
     Errors ep, em;
     OrderParams op, om;
     if (!map_.observables(x0_ + h0 * dx, src, h0, ep, op) ||
@@ -516,9 +518,10 @@ class Response {
 
   const Params& q_;
   const PerturbedMap& map_;
+  const SpectralModel& model_;
   const Solution& limit_;
   const Vec& x0_;
-  Eigen::FullPivLU<Mat> lu_;
+  Eigen::MatrixXd J_;
   std::optional<TaskResolvedResult> resolved0_;
 };
 
@@ -563,7 +566,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   const PerturbedMap map(q, model);
   const std::vector<Source> sources = SourceTerms(q, model, x0, z0).build(options.switches);
 
-  Response response(q, map, r.limit, x0);
+  Response response(q, map, model, r.limit, x0);
   double f0_norm = 0;
   if (!response.linearize(f0_norm)) {
     r.status = Status::NumericalFailure;

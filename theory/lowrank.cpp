@@ -14,7 +14,10 @@
 
 #include "numerics/enum_names.hpp"
 #include "numerics/error.hpp"
+#include "theory/letey_formulas.hpp"
+#include "theory/observables.hpp"
 #include "theory/saddle_map.hpp"
+#include "theory/sensitivity.hpp"
 #include "theory/spectral_model.hpp"
 
 namespace icl::theory {
@@ -80,27 +83,13 @@ SpectralInputs inputs_from(const SpectralValues& v) {
           2 * R(3, 3), 2 * R(2, 3), 2 * R(1, 3), 2 * R(0, 3), R(2, 2), R(1, 2), R(0, 2)};
 }
 
-// Residual F(x) = x - Phi(x) of the map Phi (docs/model.md §4.2-§4.3), written once for doubles
-// and for Jets (the Jacobian is exact: the spectral values enter as Jets carrying dR/dz * dz/dx).
-template <typename T>
-void saddle_residual(const Params& p, const T* x, const T spec[7], T* F) {
-  T phi[kN];
-  saddle_map::order_half(p, x, spec, phi);
-  saddle_map::conjugate_half(p, x, phi);
-  for (int i = 0; i < kN; ++i) F[i] = x[i] - phi[i];
-}
 
 double z_of(const Params& p, double qh, double qbarh) { return -(p.lambda + qbarh) / qh; }
 
 // Observables (errors, decomposition, m0, q0, mbar) from the order parameters and the spectral
-// values at z (docs/errors_phases.md §7, §8). Gamma's second moments carry the coefficients
-//   A = mh^2/qh^2 (algorithmic part), B = chih/(kappa qh^2) (memorization),
-//   C = chibarh/(kappa qh^2) (structural);
-// the decomposition splits q (TM), q0 (IDG), qbar (ODG) and the test-context term v qbar into
-// these three pieces. o.q, o.m, o.qbar must be set; the errors use them.
-struct Coefficients {
-  double A, B, C, ratio;  // ratio = mh/qh
-};
+// values at z (docs/errors_phases.md §7, §8; the formulas are theory/observables.hpp's, written
+// once for doubles and Jets). o.q, o.m, o.qbar must be set.
+using Coefficients = CoefficientsT<double>;
 
 Coefficients coefficients_of(const Params& p, const OrderParams& o) {
   const double qh2 = o.qhat * o.qhat;
@@ -108,45 +97,34 @@ Coefficients coefficients_of(const Params& p, const OrderParams& o) {
           o.mhat / o.qhat};
 }
 
+Components components(const ComponentsT<double>& c) { return {c.algo, c.mem, c.structural}; }
+
 void fill_observables(const Params& p, const SpectralModel& model, const SpectralValues& v,
                       const Coefficients& k, Solution& s) {
-  const auto& R = v.R;
-  const auto& Tm = v.T;
-  OrderParams& o = s.order;
-  o.mbar = k.ratio * R(1, 1);
-  o.m0 = k.ratio * Tm(1, 1);
-  o.q0 = k.A * Tm(2, 2) + k.B * Tm(1, 2) + k.C * Tm(0, 2);
-  const double st2 = p.sigma_test * p.sigma_test;
-  const double vt = (1.0 + st2) / p.effective_alpha_test();
-  // Test-context term v qbar, split the same way.
-  const Components ctx{vt * k.A * R(2, 2), vt * k.B * R(1, 2), vt * k.C * R(0, 2)};
-  auto protocol = [&](double m_P, double a, double b, double c) {
-    // a, b, c: the algorithmic, memorization and structural pieces of the protocol's q.
-    return Components{st2 + 1.0 - 2.0 * m_P + a + ctx.algo, b + ctx.mem, c + ctx.structural};
-  };
-  s.decomposition.tm = protocol(o.m, k.A * R(3, 2), k.B * R(2, 2), k.C * R(1, 2));
-  s.decomposition.idg = protocol(o.m0, k.A * Tm(2, 2), k.B * Tm(1, 2), k.C * Tm(0, 2));
-  s.decomposition.odg = protocol(o.mbar, k.A * R(2, 2), k.B * R(1, 2), k.C * R(0, 2));
+  std::optional<numerics::ResolventMoments> U;
+  std::vector<double> levels;
   if (p.has_test_shift()) {
-    // The shifted protocol (docs/general_covariance.md §20): the IDG formulas with the test
-    // covariance C in place of Sigma, m_C = (mh/qh) U_{1,1}, q_C = A U_{2,2} + B U_{1,2} + C
-    // U_{0,2}.
+    levels = p.test_eigenvalues();
+    U = model.test_weighted(v, levels);
+  }
+  OrderParams& o = s.order;
+  const ObservablesT<double> ob = observables(p, v.R, v.T, U ? &*U : nullptr, o.q, o.m, o.qbar, k);
+  o.mbar = ob.mbar;
+  o.m0 = ob.m0;
+  o.q0 = ob.q0;
+  s.decomposition = {components(ob.d_tm), components(ob.d_idg), components(ob.d_odg)};
+  if (ob.shift) {
     TestShift t;
     t.overlap = p.test_overlap.value_or(std::numeric_limits<double>::quiet_NaN());
-    t.levels = p.test_eigenvalues();
-    const auto U = model.test_weighted(v, t.levels);
-    const double m_C = k.ratio * U(1, 1);
-    t.decomposition = protocol(m_C, k.A * U(2, 2), k.B * U(1, 2), k.C * U(0, 2));
-    // = sigma_t^2 + 1 - 2 m_C + q_C + v qbar (docs/general_covariance.md §20.1), summed by
-    // `protocol`.
-    t.error = t.decomposition.total();
+    t.levels = levels;
+    t.decomposition = components(ob.d_shift);
+    t.error = *ob.shift;
     s.test_shift = t;
   }
-  // Errors from the order parameters themselves (docs/errors_phases.md §7).
-  s.error = errors_from(p, o);
-  s.z = v.z;
+  s.error = {ob.tm, ob.idg, ob.odg};
+  s.z = ob.z;
   s.nu = p.nu();
-  s.e = k.B;
+  s.e = ob.e;
   s.regime = regime(p);
 }
 
@@ -178,19 +156,15 @@ double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method
 // where qh = lambda/xi -> 0; the conjugates are filled by the caller when qh > 0.
 Solution reduced_observables(const Params& p, const SpectralModel& model, MomentMethod method,
                              double xi) {
-  const double nu = p.nu();
-  const double s2 = 1.0 + p.sigma * p.sigma;
-  const SpectralValues v = model.at(-xi - nu, method);
-  const auto& R = v.R;
-  const double Bden = R(2, 2) + 2 * nu * R(1, 2) + nu * nu * R(0, 2);
-  const double e = (s2 - 2 * R(2, 1) + R(3, 2) + nu * R(2, 2)) / (p.tau - Bden);
+  const SpectralValues v = model.at(-xi - p.nu(), method);
+  const ReducedCore<double> r = reduced_core(p, v.R);
   Solution s;
   s.params = p;
   OrderParams& o = s.order;
-  o.m = R(2, 1);
-  o.q = R(3, 2) + e * (R(2, 2) + nu * R(1, 2));
-  o.qbar = R(2, 2) + e * (R(1, 2) + nu * R(0, 2));
-  fill_observables(p, model, v, Coefficients{1.0, e, e * nu, 1.0}, s);
+  o.m = r.m;
+  o.q = r.q;
+  o.qbar = r.qbar;
+  fill_observables(p, model, v, r.coefficients(), s);
   return s;
 }
 
@@ -276,7 +250,7 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
     Jet spec[7];
     for (int k = 0; k < 7; ++k) spec[k] = Jet(vals[k]) + ders[k] * (zj - Jet(z));
     Jet Fj[kN];
-    saddle_residual(p, xj, spec, Fj);
+    saddle_map::residual(p, xj, spec, Fj);  // exact: spec carries dR/dz * dz/dx
     F.resize(kN);
     J.resize(kN, kN);
     for (int i = 0; i < kN; ++i) {
@@ -291,7 +265,7 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
     const SpectralInputs in = inputs_from(model.at(z, method));
     const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
     F.resize(kN);
-    saddle_residual(p, x.data(), spec, F.data());
+    saddle_map::residual(p, x.data(), spec, F.data());
     F = F.cwiseQuotient(scale);
     return F.allFinite();
   };
@@ -399,7 +373,6 @@ Solution solve_letey(const Params& p) {
   const SpectralModel model(p);
   const auto& S = model.spectrum_of_S();
   const double nu0 = (1.0 + p.sigma * p.sigma) / p.alpha;  // tr C_tr / D = 1
-  const double s2 = p.sigma * p.sigma;
   double xi = 0;
   if (p.tau < 1) {
     auto f = [&](double x) { return x * S.stieltjes(-(x + nu0)) - (1.0 - p.tau); };
@@ -408,40 +381,21 @@ Solution solve_letey(const Params& p) {
     ro.hard_hi = 1e300;
     xi = numerics::bracketed_root(f, 1e-3, 1.0, ro).x;
   }
-  const double nu = nu0 + xi;
-  const double Mv = S.stieltjes(-nu);
-  const double Mp = -S.stieltjes_derivative(-nu, 1);  // dM/dnu = -g'(-nu)
-  const double ak = 1.0 - (1.0 - nu * Mv) / p.kappa;
-  const double e = (s2 + nu - nu * nu * Mv - xi * (1.0 - 2 * nu * Mv - nu * nu * Mp)) /
-                   (p.tau - (1.0 - 2 * xi * Mv - xi * xi * Mp));
+  const double Mv = S.stieltjes(-(nu0 + xi));
+  const double Mp = -S.stieltjes_derivative(-(nu0 + xi), 1);  // dM/dnu = -g'(-nu)
+  const ScalarParams<double> sp = scalar_params<double>(p);
+  const LeteyCore<double> c = letey_core(sp, xi, Mv, Mp);
+  const double nu = c.nu, e = c.e;
   // Population spectrum of C_tr (for the paper: eigenvalue 1/rho on a fraction rho, 0 on
   // 1 - rho); C_te = C_tr (IDG) or I (ODG) share its eigenbasis.
-  const std::vector<numerics::Atom> pop = p.population_spectrum();
-  const double st2 = p.sigma_test * p.sigma_test;
-  const double at = p.effective_alpha_test();
-  // The test error for a test covariance C_te sharing the eigenbasis of C_tr, given by its
-  // eigenvalue on each population level: t (IDG), 1 (ODG) or Params::test_eigenvalues() (the
-  // shifted protocol of docs/general_covariance.md §20).
-  auto error = [&](const std::vector<double>& c_te) {
-    double trF = 0, trF2 = 0, trC = 0;
-    for (std::size_t k = 0; k < pop.size(); ++k) {
-      const double t = pop[k].position, w = pop[k].mass;
-      const double cte = c_te[k];
-      const double f = 1.0 / (ak * t + nu);
-      trF += w * cte * f;
-      trF2 += w * cte * f * f * ((Mv + nu * Mp) / p.kappa * t + 1.0);
-      trC += w * cte;
-    }
-    const double r_te = trC + st2;
-    return st2 + (r_te / at) * (1.0 + (e - 2 * nu) * Mv + (xi * e - nu * nu) * Mp) + e * trF -
-           (e * xi - nu * nu) * trF2;
-  };
+  std::vector<double> t, w;
+  letey_population(sp, t, w);
+  const auto error = [&](const std::vector<double>& c_te) { return letey_error(sp, c, t, w, c_te); };
   Solution s;
   s.params = p;
   s.method = Method::Letey;
-  std::vector<double> c_idg, c_odg(pop.size(), 1.0);
-  for (const auto& a : pop) c_idg.push_back(a.position);
-  s.error.idg = error(c_idg);
+  std::vector<double> c_odg(t.size(), 1.0);
+  s.error.idg = error(t);
   s.error.odg = error(c_odg);
   // TM (and the order parameters and decomposition) are not part of the Letey/Lu formula. They
   // come from the ridgeless limit of the reduced replica solution at the same xi
@@ -500,10 +454,9 @@ Solution solve_method(const Params& p, const SolveOptions& options) {
 }  // namespace
 
 Errors errors_from(const Params& p, const OrderParams& o) {
-  const double st2 = p.sigma_test * p.sigma_test;
-  const double vt = (1.0 + st2) / p.effective_alpha_test();
-  return {st2 + 1.0 - 2.0 * o.m + o.q + vt * o.qbar, st2 + 1.0 - 2.0 * o.m0 + o.q0 + vt * o.qbar,
-          st2 + 1.0 - 2.0 * o.mbar + o.qbar + vt * o.qbar};
+  Errors e;
+  errors_of(p, o.m, o.q, o.qbar, o.m0, o.q0, o.mbar, e.tm, e.idg, e.odg);
+  return e;
 }
 
 Solution observables_at(const Params& p, const SpectralModel& model, const SpectralValues& v,
@@ -547,6 +500,7 @@ Solution solve(const Params& p, const SolveOptions& options) {
   s.nu = p.nu();
   s.regime = regime(p);
   s.bayes_optimal = bayes_optimal(p);
+  if (options.gradient) s.gradient = gradient(s);
   return s;
 }
 

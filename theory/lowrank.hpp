@@ -11,6 +11,7 @@
 #include "numerics/residual_solver.hpp"
 #include "numerics/spectral_integral.hpp"
 #include "theory/bayes.hpp"
+#include "theory/gradient.hpp"
 #include "theory/params.hpp"
 
 namespace icl::theory {
@@ -97,6 +98,9 @@ struct Solution {
   // Present only when the status is not Converged and the solver produced an iterate (absent
   // after a numerical failure that left none): never numbers to report.
   std::optional<LastIterate> last_iterate;
+  // With SolveOptions::gradient: d output / d parameter of every output (docs/errors_phases.md
+  // §22), NaN with its status when not available (a solution that did not converge included).
+  std::optional<Gradient> gradient;
   bool converged() const { return status == numerics::Status::Converged; }
 };
 
@@ -106,6 +110,9 @@ struct SolveOptions {
   numerics::SolverOptions solver;
   // Warm start for Saddle: a previous solution's order parameters (e.g. along a sweep).
   std::optional<OrderParams> start;
+  // Also the exact derivatives of every output with respect to every scalar parameter
+  // (Solution::gradient; theory/sensitivity.hpp): about the cost of a solve again.
+  bool gradient = false;
   // InvalidParams("residual_tolerance") unless > 0, ("max_iterations") unless >= 0.
   void validate() const;
 };

@@ -67,6 +67,14 @@ std::vector<Quantity> make_quantities() {
 
 double Quantity::value(const Solution& s) const { return s.converged() ? of(s) : kNaN; }
 
+bool Quantity::defined(const Solution& s) const {
+  if (column == Column::TestShift && !s.params.has_test_shift()) return false;
+  if (s.method == Method::Letey)
+    for (const OrderField& f : kOrderFields)
+      if (f.undefined_for_letey && std::string(name) == f.name) return false;
+  return true;
+}
+
 const std::vector<Quantity>& solution_quantities() {
   static const std::vector<Quantity> q = make_quantities();
   return q;

@@ -46,6 +46,10 @@ struct Quantity {
   // baselines depend on the parameters only, but a point whose solve failed is not used either:
   // one rule for every quantity).
   double value(const Solution& s) const;
+  // Whether s has this quantity at all: the shifted protocol's only with one, and not the order
+  // fields that the Letey/Lu method leaves undefined (OrderField::undefined_for_letey). The rows
+  // of a gradient (theory/gradient.hpp).
+  bool defined(const Solution& s) const;
 };
 
 // In the TSV's order: tm idg odg; the nine decomposition pieces tm_algo tm_mem tm_struct ...

@@ -1,10 +1,12 @@
 #include "theory/serialize.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
 
+#include "numerics/format.hpp"
 #include "numerics/status.hpp"
 #include "theory/quantity.hpp"
 
@@ -111,7 +113,97 @@ nlohmann::ordered_json to_json(const Solution& s) {
       {"nu", s.nu}};
   if (s.test_shift) j["test_shift"] = test_shift_json(*s.test_shift);
   if (s.last_iterate) j["last_iterate"] = last_iterate_json(*s.last_iterate, s.method);
+  if (s.gradient) {
+    j["gradient"] = to_json(*s.gradient);
+    j["gradient_status"] = gradient_status_json(*s.gradient);
+  }
   return j;
+}
+
+nlohmann::ordered_json to_json(const Gradient& g) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (std::size_t r = 0; r < g.outputs.size(); ++r) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::object();
+    for (std::size_t c = 0; c < g.parameters.size(); ++c)
+      row[g.parameters[c]] = g.values(Eigen::Index(r), Eigen::Index(c));
+    j[g.outputs[r]] = row;
+  }
+  return j;
+}
+
+nlohmann::ordered_json gradient_status_json(const Gradient& g) {
+  return {{"status", numerics::to_string(g.status)},
+          {"message", g.message},
+          {"condition_number", g.condition_number},
+          {"parameters", g.parameters}};
+}
+
+std::string to_text(const Gradient& g) {
+  std::ostringstream os;
+  char buf[64];
+  os << "\ngradient (docs/errors_phases.md §22): " << numerics::to_string(g.status)
+     << ", condition number " << numerics::format_significant(g.condition_number, 3) << "\n";
+  if (!g.converged()) {
+    os << "no gradient: " << g.message << "\n";
+    return os.str();
+  }
+  os << "d/d      ";
+  for (const std::string& p : g.parameters) {
+    std::snprintf(buf, sizeof buf, " %11s", p.c_str());
+    os << buf;
+  }
+  os << '\n';
+  for (const char* out : {"tm", "idg", "odg", "shift"}) {
+    const auto it = std::find(g.outputs.begin(), g.outputs.end(), out);
+    if (it == g.outputs.end()) continue;
+    std::snprintf(buf, sizeof buf, "%-9s", out);
+    os << buf;
+    for (const std::string& p : g.parameters) {
+      std::snprintf(buf, sizeof buf, " %11.4g", g.of(out, p));
+      os << buf;
+    }
+    os << '\n';
+  }
+  os << "(every output, order parameters and decomposition included: --json)\n";
+  return os.str();
+}
+
+namespace {
+// The errors a gradient table shows: tm idg odg, shift with a shifted protocol.
+std::vector<std::string> gradient_errors(const Params& p) {
+  std::vector<std::string> e = {"tm", "idg", "odg"};
+  if (p.has_test_shift()) e.push_back("shift");
+  return e;
+}
+}  // namespace
+
+std::vector<std::string> gradient_columns(const Params& p, Method method) {
+  std::vector<std::string> c;
+  const std::vector<std::string> params = gradient_parameters(p, method);
+  for (const char* kind : {"d", "el"})
+    for (const std::string& e : gradient_errors(p))
+      for (const std::string& x : params)
+        c.push_back(std::string(kind) == "d" ? "d_" + e + "_d_" + x : "el_" + e + "_" + x);
+  return c;
+}
+
+std::vector<double> gradient_row(const Solution& s, const std::vector<std::string>& columns) {
+  std::vector<double> r;
+  const bool ok = s.gradient && s.gradient->converged();
+  for (const std::string& c : columns) {
+    // d_<E>_d_<x> or el_<E>_<x>, E and x from the column's own name (E has no '_').
+    const bool elasticity = c.rfind("el_", 0) == 0;
+    const std::size_t from = elasticity ? 3 : 2, sep = c.find('_', from);
+    const std::string e = c.substr(from, sep - from);
+    const std::string x = c.substr(elasticity ? sep + 1 : sep + 3);
+    if (!ok) {
+      r.push_back(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
+    const double d = s.gradient->of(e, x);
+    r.push_back(elasticity ? d * s.params.get(x) / find_quantity(e).value(s) : d);
+  }
+  return r;
 }
 
 nlohmann::ordered_json to_json_block(const Solution& s, const std::string& key) {

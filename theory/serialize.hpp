@@ -14,6 +14,7 @@
 #include "theory/lowrank.hpp"
 #include "theory/optimize.hpp"
 #include "theory/params.hpp"
+#include "theory/sensitivity.hpp"
 
 namespace icl::theory {
 
@@ -28,7 +29,8 @@ std::string task_description(const Params& p);
 //  (letey: without chi, chibar and the conjugates), "error": {tm, idg, odg},
 //  "decomposition": {tm|idg|odg: {algo, mem, struct}}, "regime", "effective_ridge", "z", "e",
 //  "nu" [, "test_shift": {"overlap", "levels", "error", "decomposition": {algo, mem, struct}}]
-//  [, "last_iterate": {"order", "error", "decomposition", "z", "e" [, "test_shift"]}]}
+//  [, "last_iterate": {"order", "error", "decomposition", "z", "e" [, "test_shift"]}]
+//  [, "gradient": to_json(Gradient), "gradient_status": gradient_status_json(Gradient)]}
 // A solution that did not converge has NaN values (null in dump()) and, when the solver
 // produced one, its last iterate under "last_iterate" (for diagnosis only).
 nlohmann::ordered_json to_json(const Solution& s);
@@ -48,6 +50,22 @@ std::vector<std::string> solution_columns(bool test_shift = false);
 std::vector<double> solution_row(const Solution& s, bool test_shift = false);
 // Whether a table of these solutions needs the shift columns (any of them has a shifted protocol).
 bool any_test_shift(const std::vector<Solution>& solutions);
+
+// The exact derivatives (docs/errors_phases.md §22): {output: {parameter: d output / d
+// parameter}} over the gradient's rows and columns (NaN, null in dump(), unless converged), the
+// "gradient" block of to_json(Solution); its status, message and condition number are the
+// block "gradient_status" = gradient_status_json(g).
+nlohmann::ordered_json to_json(const Gradient& g);
+nlohmann::ordered_json gradient_status_json(const Gradient& g);
+// The text of `icl solve --gradient`: the errors (and shift) against every parameter, the
+// status line; every other output in the JSON.
+std::string to_text(const Gradient& g);
+// The gradient columns of sweeps and phase grids (with a gradient, SolveOptions::gradient):
+// d_<E>_d_<parameter> and the elasticities el_<E>_<parameter> = (parameter / E) d E /
+// d parameter, for E in tm idg odg (and shift with a shifted protocol), over
+// gradient_parameters(p, method); nan where a point has no converged gradient.
+std::vector<std::string> gradient_columns(const Params& p, Method method);
+std::vector<double> gradient_row(const Solution& s, const std::vector<std::string>& columns);
 
 // The finite-D prediction (docs/finite_dim.md §21), the "finite_dim" block of `icl solve --json
 // --finite-dim D` and Python's FiniteDimResult.to_dict():

@@ -38,7 +38,8 @@ PARAM_NAMES = ("alpha", "alpha_test", "tau", "kappa", "rho", "sigma", "sigma_tes
 
 
 def solve(params=None, *, method="saddle", moments="quadrature", residual_tolerance=1e-10,
-          max_iterations=200, start=None, threads=0, progress=None, finite_dim=None, **values):
+          max_iterations=200, start=None, threads=0, progress=None, finite_dim=None,
+          gradient=False, **values):
     """Solve the theory at `params` (default Params()) and return a Solution.
 
     method: 'saddle' (full replica saddle point), 'reduced' (scalar closed forms) or 'letey'
@@ -59,6 +60,12 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
     failed or does not cover the point); it always returns a SolutionArray (of shape () for
     scalar parameters). The Bayes-optimal baselines are the columns bayes_idg, bayes_odg;
     to_pandas() has every input parameter of every point.
+
+    gradient=True adds the exact derivatives of every output with respect to every parameter
+    (implicit differentiation through the root, docs/errors_phases.md §22): Solution.gradient
+    {output: {parameter: value}} with .gradient_status; a SolutionArray's .gradient holds
+    arrays, and its columns (and to_pandas()) d_<E>_d_<x> and the elasticities el_<E>_<x> of
+    the errors E.
     """
     base = Params() if params is None else params.copy()
     unknown = set(values) - set(PARAM_NAMES)
@@ -80,7 +87,7 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
                 base.set(k, float(arrays[k]))
         return _core.solve(base, method=method, moments=moments,
                            residual_tolerance=residual_tolerance, max_iterations=max_iterations,
-                           start=start)
+                           start=start, gradient=gradient)
     if start is not None:
         e = InvalidParams("start: a warm start applies to one point; vectorized solves start "
                           "every point from its own closed form")
@@ -94,13 +101,13 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
         cols = _core._solve_points(base, names, table, method=method, moments=moments,
                                    residual_tolerance=residual_tolerance,
                                    max_iterations=max_iterations, threads=threads,
-                                   finite_dim=finite_dim, progress=report)
+                                   finite_dim=finite_dim, gradient=gradient, progress=report)
     return SolutionArray(cols, shape, {k: arrays[k] for k in names}, base)
 
 
 def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_start=True,
           max_halvings=6, residual_tolerance=1e-10, progress=None, finite_dim=None,
-          simulate=False, checkpoint=None, **options):
+          simulate=False, checkpoint=None, gradient=False, **options):
     """Solve along one parameter (`name` in Params.names(), or lambda_) over `values`, with
     continuation (each point from its closed form, else warm-started from the previous
     converged point with step halving) -- the library's one sweep procedure, the same as
@@ -124,6 +131,10 @@ def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_s
     simulate() (dim, seeds, seed, threads, ...; defaults those of `icl sweep --simulate`,
     dim 40).
 
+    gradient=True adds the columns d_<E>_d_<x> and el_<E>_<x> of `icl sweep --gradient` (the
+    exact derivatives and elasticities of the errors, docs/errors_phases.md §22) and .gradient,
+    {output: {parameter: array}} for every output.
+
     checkpoint=PATH (with simulate=True): each point's simulation is kept in PATH.partial/ as
     it finishes (the folder of `icl sweep --out PATH --resume`); after Ctrl-C or a crash the
     same call continues from it (the same options are required: InvalidParams 'checkpoint'
@@ -135,7 +146,7 @@ def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_s
                           method=method, moments=moments, warm_start=warm_start,
                           max_halvings=max_halvings, residual_tolerance=residual_tolerance,
                           finite_dim=finite_dim, simulate=simulate, checkpoint=checkpoint,
-                          progress=report, **options)
+                          gradient=gradient, progress=report, **options)
     return _sweep_result(run, params, name)
 
 
@@ -163,18 +174,19 @@ def solve_finite_dim(params, dim, **switches):
 
 
 def phase_grid(params, x_name, xs, y_name, ys, *, method="saddle", moments="quadrature",
-               threads=0, progress=None):
+               threads=0, gradient=False, progress=None):
     """Solve on the grid xs x ys of two parameters (names as in sweep()). Returns a
     PhaseResult: a dict of 2-D numpy arrays of shape (len(xs), len(ys)) (element [i, j] at
     x = xs[i], y = ys[j]): the quantities of sweep(), the two parameters under their names,
     and regime (0 task-rich, 1 task-poor, 2 boundary), with to_pandas(). threads = 0 uses
-    every core; results do not depend on it. progress: as in sweep().
+    every core; results do not depend on it. progress: as in sweep(). gradient=True: as in
+    sweep() (the d_ and el_ columns, .gradient).
     """
     with _reporter(progress, "phase") as report:
         cols = _core.phase_grid(params, x_name, list(np.asarray(xs, dtype=float).ravel()),
                                 y_name, list(np.asarray(ys, dtype=float).ravel()),
                                 method=method, moments=moments, threads=threads,
-                                progress=report)
+                                gradient=gradient, progress=report)
     return PhaseResult(cols, params.copy(), x_name, y_name)
 
 

@@ -54,6 +54,7 @@ class SweepResult(dict):
     def __init__(self, columns, params=None, name=None):
         columns = dict(columns)
         self.parameters = columns.pop("_parameters", None)  # every input, per point
+        self.gradient = columns.pop("_gradient", None)  # gradient=True: {output: {param: array}}
         super().__init__(columns)
         self.params, self.name = params, name
 
@@ -78,6 +79,7 @@ class PhaseResult(dict):
     def __init__(self, columns, params=None, x_name=None, y_name=None):
         columns = dict(columns)
         self.parameters = columns.pop("_parameters", None)  # every input, per grid point
+        self.gradient = columns.pop("_gradient", None)  # gradient=True: {output: {param: array}}
         super().__init__(columns)
         self.params, self.x_name, self.y_name = params, x_name, y_name
 
@@ -108,6 +110,8 @@ class SolutionArray:
     decomposition        {"tm"|"idg"|"odg": {"algo", "mem", "struct": array}}
     order                {"q", "m", "chi", "qbar", "chibar", "mbar", "m0", "q0", "qhat", ...: array}
     z, e                 arrays; regime: array of "task-rich" | "task-poor" | "boundary"
+    gradient             with gradient=True: {output: {parameter: array}} (docs/errors_phases.md §22);
+                         the columns d_<E>_d_<x>, el_<E>_<x> of the errors are in columns()
     a["idg"], a["odg_struct"], a["q"], ...: any column of `icl sweep` by name (columns())
     to_pandas()          one row per point: the inputs, then every column
     a[i, j] is not supported: index the arrays (a.error["idg"][i, j]).
@@ -117,6 +121,10 @@ class SolutionArray:
         columns = dict(columns)
         parameters = columns.pop("_parameters", {})
         self.parameters = {k: np.asarray(v).reshape(shape) for k, v in parameters.items()}
+        gradient = columns.pop("_gradient", None)  # gradient=True: {output: {param: array}}
+        self.gradient = None if gradient is None else {
+            out: {x: np.asarray(v).reshape(shape) for x, v in row.items()}
+            for out, row in gradient.items()}
         self._columns = {k: np.asarray(v).reshape(shape) for k, v in columns.items()}
         self.shape = tuple(shape)
         self.inputs = {k: np.broadcast_to(np.asarray(v, dtype=float), shape).copy()
@@ -168,7 +176,9 @@ class SolutionArray:
     def order(self):
         skip = set(_FACTS) | set(_ERRORS) | set(_BAYES) | {"z", "e"} | {
             f"{k}_{p}" for k in _ERRORS for p in _PIECES}
-        return {k: v for k, v in self._columns.items() if k not in skip}
+        derived = ("fd_", "d_", "el_", "shift")  # finite-D, gradient, shifted-protocol columns
+        return {k: v for k, v in self._columns.items()
+                if k not in skip and not k.startswith(derived)}
 
     @property
     def z(self):

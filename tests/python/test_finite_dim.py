@@ -65,9 +65,9 @@ class SolveFiniteDimTest(unittest.TestCase):
         self.assertEqual(c.exception.field, "lambda")
 
     def test_a_failed_prediction_has_nan_values(self):
-        # sigma = 100: the saddle point's Jacobian at the limit is singular to working precision
-        # (the same point as the CLI's exit-3 test); status and message say so.
-        fd = icl.solve_finite_dim(icl.Params(sigma=100), 10)
+        # sigma = 1e5: the perturbed maps leave the saddle point's domain (the same point as the
+        # CLI's exit-3 test); status and message say so.
+        fd = icl.solve_finite_dim(icl.Params(sigma=1e5), 10)
         self.assertFalse(fd.converged)
         self.assertTrue(fd.message)
         for block in (fd.error, fd.limit, fd.slope):

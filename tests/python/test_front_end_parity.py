@@ -74,6 +74,8 @@ ROWS = [
      "gaussian_context"),
     ("simulate --dim 2001 --seeds 1", lambda: icl.simulate(P(), dim=2001, seeds=1), "dim"),
     ("simulate --dim 10 --seeds 0", lambda: icl.simulate(P(), dim=10, seeds=0), "seeds"),
+    ("simulate --dim 10 --seeds 1 --seed -1", lambda: icl.simulate(P(), dim=10, seeds=1, seed=-1),
+     "seed"),
     # A sweep's simulation is validated at every point before any work (SweepOptions::validate).
     ("sweep --vary lambda=0:0.1:2 --tau 0.5 --simulate --dim 10 --seeds 1",
      lambda: icl.sweep(P(tau=0.5), "lambda_", [0, 0.1], simulate=True, dim=10, seeds=1),

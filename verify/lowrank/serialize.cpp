@@ -456,6 +456,11 @@ numerics::Table to_table(const SweepResult& r) {
   numerics::Table t;
   t.columns = {"index", o.name};
   for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
+  // With SolveOptions::gradient: d_<E>_d_<x> and el_<E>_<x> (docs/errors_phases.md §22).
+  std::vector<std::string> gradient;
+  if (o.theory.solve.gradient && !r.points.empty())
+    gradient = theory::gradient_columns(r.points.front().solution.params, o.theory.solve.method);
+  t.columns.insert(t.columns.end(), gradient.begin(), gradient.end());
   if (o.finite_dim)
     for (const auto& c : theory::finite_dim_columns()) t.columns.push_back(c);
   if (o.simulation)
@@ -464,6 +469,10 @@ numerics::Table to_table(const SweepResult& r) {
     std::vector<double> row = {static_cast<double>(pt.index), pt.value};
     const auto cells = theory::solution_row(pt.solution, shift);
     row.insert(row.end(), cells.begin(), cells.end());
+    if (!gradient.empty()) {
+      const auto g = theory::gradient_row(pt.solution, gradient);
+      row.insert(row.end(), g.begin(), g.end());
+    }
     if (o.finite_dim) {
       const auto& fd = pt.finite_dim->result;
       const auto fd_cells = theory::finite_dim_row(fd ? &*fd : nullptr);
