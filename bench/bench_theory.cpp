@@ -27,6 +27,14 @@ void BM_SaddleClosedForm(benchmark::State& state) {
   solve_at_defaults(state, {.method = Method::Saddle, .moments = icl::numerics::MomentMethod::Exact});
 }
 void BM_Reduced(benchmark::State& state) { solve_at_defaults(state, {.method = Method::Reduced}); }
+// The same solves with the exact gradient of every output in every parameter
+// (docs/sensitivity.md §22): the cost of the derivatives next to that of the solve.
+void BM_SaddleQuadratureGradient(benchmark::State& state) {
+  solve_at_defaults(state, {.method = Method::Saddle, .gradient = true});
+}
+void BM_ReducedGradient(benchmark::State& state) {
+  solve_at_defaults(state, {.method = Method::Reduced, .gradient = true});
+}
 void BM_Letey(benchmark::State& state) { solve_at_defaults(state, {.method = Method::Letey}); }
 
 // Ceres from the authors' start (all ones) instead of the reduced closed form, with quadrature
@@ -119,6 +127,8 @@ BENCHMARK(BM_SaddleQuadrature)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SaddleClosedForm)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SaddleFromOnes)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Reduced)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SaddleQuadratureGradient)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ReducedGradient)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Letey)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Sweep400)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Single400)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -40,15 +40,16 @@ void register_boundary(CLI::App& app) {
   struct Options {
     ParamFlags flags;
     std::string x, y, level, steepest, argmin, method, out;
-    bool log_x = false, log_y = false, json = false, quiet = false;
-    int scan_points = 0, threads = 0;
-    double derivative_step = 0;
+    bool log_x = false, log_y = false, json = false, quiet = false, trace = false;
+    int scan_points = 0, threads = 0, trace_points = 0;
+    double trace_step = 0;
   };
   auto opt = std::make_shared<Options>();
   opt->method = theory::to_string(def.solve.method);
   opt->scan_points = def.scan_points;
   opt->threads = def.threads;
-  opt->derivative_step = def.derivative_step;
+  opt->trace_points = def.trace_points;
+  opt->trace_step = def.trace_step;
   auto* cmd = app.add_subcommand(
       "boundary", "Per value of --y, the --x where a level is crossed, the slope is steepest, or "
                   "the minimum sits (scan + TOMS 748 / Brent)");
@@ -70,12 +71,16 @@ void register_boundary(CLI::App& app) {
   auto* argmin = cmd->add_option("--argmin", opt->argmin, "ERR: where ERR is smallest");
   level->excludes(steepest)->excludes(argmin);
   steepest->excludes(argmin);
+  cmd->add_flag("--trace", opt->trace,
+                "follow the --level or --steepest curve through the box of --x and --y by "
+                "pseudo-arclength continuation (turning points included); the TSV is the curve");
+  cmd->add_option("--trace-points", opt->trace_points, "--trace: at most this many points, 10..100000")
+      ->capture_default_str();
+  cmd->add_option("--trace-step", opt->trace_step,
+                  "--trace: the largest step, a fraction of the box's diagonal, in (0, 0.5]")
+      ->capture_default_str();
   cmd->add_option("--scan-points", opt->scan_points,
                   "points of the coarse scan along x per y, 5..100000")
-      ->capture_default_str();
-  cmd->add_option("--derivative-step", opt->derivative_step,
-                  "--steepest: step h of the central difference, a fraction of STOP - START "
-                  "(with --log-x: in ln x), in (0, 0.1]")
       ->capture_default_str();
   cmd->add_option("--method", opt->method, "saddle | reduced | letey (as icl solve)")
       ->capture_default_str();
@@ -106,10 +111,13 @@ void register_boundary(CLI::App& app) {
     o.lo = x.lo;
     o.hi = x.hi;
     o.log_x = opt->log_x;
+    o.log_y = opt->log_y;
+    o.trace = opt->trace;
+    o.trace_points = opt->trace_points;
+    o.trace_step = opt->trace_step;
     o.y = y.name;
     o.ys = range_values(y.range, opt->log_y, "--y");
     o.scan_points = opt->scan_points;
-    o.derivative_step = opt->derivative_step;
     o.threads = opt->threads;
     o.solve.method = theory::method_from_string(opt->method);
     numerics::Progress report;
@@ -123,10 +131,12 @@ void register_boundary(CLI::App& app) {
       // The JSON layout, messages included: criterion, range, one message per point, params.
       nlohmann::json meta = nlohmann::json::parse(theory::to_json(r).dump());
       meta["method"] = theory::to_string(r.options.solve.method);
-      emit_tsv(theory::to_table(r), opt->out, meta);
+      emit_tsv(opt->trace ? theory::trace_table(r) : theory::to_table(r), opt->out, meta);
     }
     if (r.status == numerics::Status::NotConverged)
       throw ExitError(kExitNotConverged, "boundary: " + r.message);
+    if (r.trace && r.trace->status == numerics::Status::NotConverged)
+      throw ExitError(kExitNotConverged, "boundary --trace: " + r.trace->message);
   });
 }
 

@@ -31,7 +31,7 @@ void register_solve(CLI::App& app) {
       ->check(CLI::IsMember({"saddle", "reduced", "letey"}))->capture_default_str();
   cmd->add_flag("--gradient", opt->gradient,
                 "also the exact derivative of every output with respect to every parameter "
-                "(implicit differentiation, docs/errors_phases.md §22)");
+                "(implicit differentiation, docs/sensitivity.md §22)");
   add_json_flag(*cmd, opt->json);
   add_out_flag(*cmd, opt->out, "the JSON", OutFormat::Json);
   opt->finite_dim.add_to(*cmd);

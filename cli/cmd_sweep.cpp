@@ -23,7 +23,7 @@ nlohmann::json range_meta(const NamedRange& g, bool log) {
 void add_gradient_flag(CLI::App& app, bool& gradient) {
   app.add_flag("--gradient", gradient,
                "also d_E_d_X and the elasticities el_E_X = (X/E) dE/dX of the errors E in every "
-               "parameter X (exact, docs/errors_phases.md §22)");
+               "parameter X (exact, docs/sensitivity.md §22)");
 }
 
 nlohmann::json base_meta(const theory::Params& p, const std::string& method) {

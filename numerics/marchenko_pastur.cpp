@@ -58,6 +58,7 @@ void mp_unit_derivatives(double c, double zeta, int n, double* m) {
 MarchenkoPastur::MarchenkoPastur(double ratio, double scale) : ratio_(ratio), scale_(scale) {
   if (!std::isfinite(ratio) || ratio <= 0.0) throw InvalidParams("ratio", "must be finite and > 0");
   if (!std::isfinite(scale) || scale <= 0.0) throw InvalidParams("scale", "must be finite and > 0");
+  cache_lower_edge();
 }
 
 std::vector<Interval> MarchenkoPastur::support() const {

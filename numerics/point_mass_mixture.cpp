@@ -28,6 +28,7 @@ PointMassMixture::PointMassMixture(std::shared_ptr<const SpectralMeasure> base, 
     total += a.mass;
   }
   if (std::abs(total - 1.0) > 1e-12) throw InvalidParams("extra_atoms", "total mass must be 1");
+  cache_lower_edge();
 }
 
 std::vector<Interval> PointMassMixture::support() const {

@@ -22,12 +22,15 @@ double SpectralMeasure::density_over_weight_times_x(double x, std::size_t interv
 }
 
 double SpectralMeasure::lower_edge() const {
+  if (!std::isnan(lower_edge_)) return lower_edge_;
   double lo = std::numeric_limits<double>::infinity();
   for (const Atom& a : atoms()) lo = std::min(lo, a.position);
   const auto sup = support();
   if (!sup.empty()) lo = std::min(lo, sup.front().lo);
   return lo;
 }
+
+void SpectralMeasure::cache_lower_edge() { lower_edge_ = lower_edge(); }
 
 double SpectralMeasure::continuous_mass() const {
   double m = 1.0;

@@ -8,6 +8,7 @@
 // below the support, m ~ -1/z at infinity). Derivatives: d^n m / dz^n = n! \int dmu(x) (x - z)^{-(n+1)}.
 #pragma once
 #include <complex>
+#include <limits>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -73,12 +74,19 @@ class SpectralMeasure {
   virtual double density_over_weight_times_x(double x, std::size_t interval) const;
 
   double stieltjes(double z) const { return stieltjes_derivative(z, 0); }
-  // Lowest point of the measure (lowest atom or lowest support edge).
+  // Lowest point of the measure (lowest atom or lowest support edge); kept by the measures'
+  // constructors (cache_lower_edge), as every Stieltjes call checks its argument against it.
   double lower_edge() const;
   // 1 - total atom mass.
   double continuous_mass() const;
 
+ protected:
+  // The last step of a measure's constructor: lower_edge() computed once from support() and
+  // atoms() (the measure is immutable).
+  void cache_lower_edge();
+
  private:
+  double lower_edge_ = std::numeric_limits<double>::quiet_NaN();
   // density_over_weight on the nested Chebyshev nodes of each support interval, filled
   // lazily by resolvent_moments(Quadrature) and reused for every z (the density does not depend on
   // z). Measures are immutable, so copies share it; filling is thread-safe.

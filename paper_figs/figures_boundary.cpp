@@ -54,7 +54,6 @@ FigureData fig_transition_alpha(const Settings& s, const numerics::Progress& pro
       failed += !pt.converged() && pt.status != numerics::Status::CheckFailed;
     }
     messages[numerics::format_significant(kappa)] = m;
-    t.meta["derivative_step"] = r.derivative_step;
     report(progress, "transition_alpha", ++k, kappas.size());
   }
   t.meta["boundary"] = {{"criterion", "steepest"}, {"quantity", "idg"}, {"x", "rho"},

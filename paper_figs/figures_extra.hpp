@@ -21,6 +21,7 @@ FigureStep fig_patch_loss, fig_patch_layers, fig_patch_steps, fig_patch_align,  
 // Beyond the papers.
 FigureStep fig_transition_alpha;                                                    // 13
 FigureStep fig_bayes_gap, fig_optimal_ridge, fig_test_overlap, fig_finite_dim;      // 14-16, 18
+FigureStep fig_sensitivity;                                                         // 19
 
 // Shared by the data steps of figures 1-6 (figures.cpp).
 theory::Params decomposition_params();  // the paper's decomposition-figure point

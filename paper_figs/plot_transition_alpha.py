@@ -48,8 +48,8 @@ axes[2].legend(loc="lower right")
 fl.corner(axes[0], fl.params_text(p, skip=("alpha", "alpha_test", "kappa", "rho", "gamma")),
           loc="upper left")
 fl.title(fig, "Finite-$\\alpha$ position of the IDG transition (beyond the papers)",
-         r"steepest point of IDG along $\rho\in[0.05,1]$ (central differences in $\rho$, "
-         r"refined by Brent), theory ($D\to\infty$)")
+         r"steepest point of IDG along $\rho\in[0.05,1]$ (the exact slope in $\rho$ "
+         r"maximized by Brent), theory ($D\to\infty$)")
 fig.tight_layout(rect=(0, 0.03, 1, 0.93))
 fl.footer(fig, d, "transition_alpha")
 fl.save(fig, d, "transition_alpha")

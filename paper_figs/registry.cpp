@@ -64,6 +64,9 @@ constexpr Row kRows[] = {
     {"finite_dim", kBeyond, fig_finite_dim,
      "the finite-D prediction against simulations at D = 20-60 and the D -> infinity theory, "
      "paper's point and task-poor tau < 1 point"},
+    {"sensitivity", kBeyond, fig_sensitivity,
+     "which parameter IDG is most sensitive to across the (rho, kappa) plane: the largest "
+     "exact elasticity d ln IDG / d ln x"},
 };
 
 std::vector<Figure> make_registry() {

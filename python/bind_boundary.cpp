@@ -24,8 +24,8 @@ void bind_boundary(py::module_& m) {
       [](const theory::Params& p, const std::string& x, const std::string& y,
          const std::vector<double>& ys, const std::string& criterion, const std::string& quantity,
          std::optional<double> level, std::optional<std::pair<double, double>> range,
-         bool log_x, int scan_points, double derivative_step, const std::string& method,
-         int threads) {
+         bool log_x, int scan_points, const std::string& method, int threads, bool trace,
+         bool log_y, int trace_points, double trace_step) {
         theory::BoundaryOptions o;
         o.criterion = theory::criterion_from_string(criterion);
         o.quantity = quantity;
@@ -35,8 +35,11 @@ void bind_boundary(py::module_& m) {
         o.ys = ys;
         if (range) std::tie(o.lo, o.hi) = *range;
         o.log_x = log_x;
+        o.log_y = log_y;
+        o.trace = trace;
+        o.trace_points = trace_points;
+        o.trace_step = trace_step;
         o.scan_points = scan_points;
-        o.derivative_step = derivative_step;
         o.solve.method = theory::method_from_string(method);
         o.threads = threads;
         theory::BoundaryResult r;
@@ -50,8 +53,10 @@ void bind_boundary(py::module_& m) {
       py::arg("criterion") = theory::to_string(def.criterion), py::arg("quantity") = def.quantity,
       py::arg("level") = py::none(), py::arg("range") = py::none(),
       py::arg("log_x") = def.log_x,
-      py::arg("scan_points") = def.scan_points, py::arg("derivative_step") = def.derivative_step,
+      py::arg("scan_points") = def.scan_points,
       py::arg("method") = theory::to_string(def.solve.method), py::arg("threads") = def.threads,
+      py::arg("trace") = def.trace, py::arg("log_y") = def.log_y,
+      py::arg("trace_points") = def.trace_points, py::arg("trace_step") = def.trace_step,
       "For each value in `ys` of the parameter `y`, the value of the parameter `x` in\n"
       "range=(lo, hi) where `quantity` ('tm' | 'idg' | 'odg', a decomposition piece such as\n"
       "'idg_mem', an order parameter such as 'm0', 'z', 'e', 'bayes_idg', 'bayes_odg')\n"
@@ -59,15 +64,19 @@ void bind_boundary(py::module_& m) {
       "  'level'    quantity = level (coarse scan for sign changes, then TOMS 748; with several\n"
       "             crossings the one at the smallest x, 'candidates' = their number),\n"
       "  'steepest' |d quantity / dx| largest (log_x=True: |d quantity / d ln x|, lo > 0);\n"
-      "             central differences of step derivative_step (a fraction of hi - lo, or in\n"
-      "             ln x), refined by Brent,\n"
+      "             the exact slope (docs/sensitivity.md §22) refined by Brent,\n"
       "  'argmin'   quantity smallest (as optimize()); a minimum at an end of the range is None.\n"
       "range=None: a default per parameter as in optimize(). Names as in Params.names() or\n"
       "lambda_. Returns the dict of `icl boundary --json`: criterion, x, y, range, scale,\n"
-      "[derivative, derivative_step,] converged, status, message, points (one dict per y:\n"
+      "[derivative,] converged, status, message, points (one dict per y:\n"
       "{y: .., x: ..\n"
       "or None, value, [slope,] converged, status, message, candidates, evaluations}), params.\n"
       "A y without a point in range has x None, value NaN and the reason in its message.\n"
+      "trace=True (level or steepest) also follows the curve through the box range x [min ys,\n"
+      "max ys] by pseudo-arclength continuation (turning points included; log_y: ln y as its\n"
+      "coordinate; trace_points, trace_step): the dict gains 'trace' {status, message,\n"
+      "turning_points, largest_residual, evaluations, points: [{x, y, value, residual,\n"
+      "arclength}]} (docs/errors_phases.md §19.3).\n"
       "threads = 0 uses every core; results do not depend on it. Raises InvalidParams naming\n"
       "the field.");
 }

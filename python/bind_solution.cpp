@@ -12,6 +12,7 @@
 #include "python/json_to_python.hpp"
 #include "python/theory_common.hpp"
 #include "theory/lowrank.hpp"
+#include "theory/quantity.hpp"
 #include "theory/serialize.hpp"
 
 namespace icl::python {
@@ -203,7 +204,7 @@ void bind_solution(py::module_& m) {
           "With solve(..., gradient=True): {output: {parameter: d output / d parameter}} for\n"
           "every output (errors, decomposition, order parameters, z, e, Bayes baselines, the\n"
           "shifted protocol) and parameter (gradient_parameters); NaN unless\n"
-          "gradient_status['status'] is 'converged' (docs/errors_phases.md §22). None without.")
+          "gradient_status['status'] is 'converged' (docs/sensitivity.md §22). None without.")
       .def_property_readonly(
           "gradient_status",
           [](const Solution& s) -> py::object {
@@ -211,6 +212,14 @@ void bind_solution(py::module_& m) {
             return to_python(theory::gradient_status_json(*s.gradient));
           },
           "{status, message, condition_number, parameters} of the gradient, None without.")
+      .def("quantity",
+           [](const Solution& s, const std::string& name) {
+             return theory::find_quantity(name, "name").value(s);
+           },
+           py::arg("name"),
+           "Any quantity of the solution by its name (tm idg odg, tm_algo ... odg_struct, the\n"
+           "order parameters, z, e, bayes_idg, bayes_odg, shift ...: theory/quantity.hpp); NaN\n"
+           "unless converged. InvalidParams (field 'name') listing the names otherwise.")
       .def("to_dict", [](const Solution& s) { return to_python(theory::to_json(s)); },
            "Everything as nested dicts (the `icl solve --json` layout).")
       .def(py::pickle(&solution_state, &solution_from_state))

@@ -20,35 +20,6 @@ namespace {
 
 constexpr const char* kErrors[] = {"tm", "idg", "odg"};
 
-// The TSV as a header and rows of cells.
-struct Tsv {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::size_t column(const std::string& name) const {
-    for (std::size_t c = 0; c < header.size(); ++c)
-      if (header[c] == name) return c;
-    FAIL("no column " << name);
-    return 0;
-  }
-};
-
-Tsv parse_tsv(const std::string& text) {
-  Tsv t;
-  std::istringstream in(text);
-  std::string line;
-  bool first = true;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::istringstream ls(line);
-    std::string cell;
-    while (std::getline(ls, cell, '\t')) cells.push_back(cell);
-    if (first) t.header = cells;
-    else t.rows.push_back(cells);
-    first = false;
-  }
-  return t;
-}
-
 }  // namespace
 
 TEST_CASE("icl solve --finite-dim: a finite_dim block whose sources sum to error - limit") {

@@ -133,6 +133,36 @@ inline nlohmann::ordered_json run_json(const std::string& args, const fs::path& 
 // `args` + " --out FILE" must succeed and write FILE, a TSV of one header line starting with
 // `header` and `rows` rows, and its JSON sidecar FILE.json (the layout of every TSV the program
 // writes). Returns the TSV's text and the sidecar.
+// The TSV as a header and rows of cells.
+struct Tsv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::size_t column(const std::string& name) const {
+    for (std::size_t c = 0; c < header.size(); ++c)
+      if (header[c] == name) return c;
+    FAIL("no column " << name);
+    return 0;
+  }
+};
+
+inline Tsv parse_tsv(const std::string& text) {
+  Tsv t;
+  std::istringstream in(text);
+  std::string line;
+  bool first = true;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream ls(line);
+    std::string cell;
+    while (std::getline(ls, cell, '\t')) cells.push_back(cell);
+    if (first) t.header = cells;
+    else t.rows.push_back(cells);
+    first = false;
+  }
+  return t;
+}
+
+
 struct TsvOutput {
   std::string tsv;
   nlohmann::json sidecar;

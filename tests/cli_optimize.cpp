@@ -12,7 +12,7 @@ using namespace icl_test;
 
 TEST_CASE("icl optimize --json: the documented keys, params at the argmin") {
   const auto j = run_json("optimize --minimize idg --over lambda --range 0.001:10 --json");
-  CHECK(keys(j) == std::vector<std::string>{"objective", "over", "argmin", "minimum", "converged",
+  CHECK(keys(j) == std::vector<std::string>{"objective", "over", "argmin", "minimum", "slope", "converged",
                                             "status", "message", "evaluations", "interior_minima",
                                             "range", "scale", "params"});
   CHECK(j["objective"] == "idg");

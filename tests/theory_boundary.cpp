@@ -300,7 +300,6 @@ TEST_CASE("boundary: validate() names the field") {
   CHECK(field_of([](O& o) { o.lo = 0.5, o.hi = 2; }) == "hi");  // rho <= 1
   CHECK(field_of([](O& o) { o.ys = {}; }) == "ys");
   CHECK(field_of([](O& o) { o.scan_points = 4; }) == "scan_points");
-  CHECK(field_of([](O& o) { o.derivative_step = 0; }) == "derivative_step");
   CHECK(field_of([](O& o) { o.ys = {-1.0}; }) == "alpha");  // alpha = -1 is not a valid point
   CHECK(field_of([](O&) {}) == "none");
   CHECK_THROWS_AS(criterion_from_string("steep"), icl::InvalidParams);
@@ -368,4 +367,100 @@ TEST_CASE("the sweep TSV columns are the bookkeeping columns and the table's col
     CHECK(std::isnan(row[k]) == f.undefined_for_letey);
     CHECK(order.contains(f.name) == !f.undefined_for_letey);
   }
+}
+
+TEST_CASE("boundary trace: a level curve through the plane, every point on it") {
+  // IDG = 0.3 in the (rho, kappa) plane at alpha = 10 (docs/errors_phases.md §19.3): every traced
+  // point has |IDG - 0.3| at the corrector's tolerance, steps stay below trace_step of the box,
+  // the ends are on the box's edges, and at three points along the curve the per-y level search
+  // (an independent route: scan + Newton along x at that kappa) finds the same rho.
+  const Params base{.alpha = 10, .tau = 2.25, .sigma = 0, .lambda = 0};
+  BoundaryOptions o{.criterion = Criterion::Level, .quantity = "idg", .level = 0.3, .x = "rho",
+                    .lo = 0.05, .hi = 1.0, .y = "kappa", .ys = {0.2, 0.4, 0.6, 0.8}};
+  o.trace = true;
+  const BoundaryResult r = run(base, o);
+  REQUIRE(r.trace);
+  const BoundaryTrace& t = *r.trace;
+  CAPTURE(t.message);
+  REQUIRE(t.converged());
+  CHECK(t.points.size() > 30);
+  CHECK(t.turning_points == 0);
+  CHECK(t.largest_residual < 1e-10);
+  for (std::size_t k = 1; k < t.points.size(); ++k) {
+    const double dx = (t.points[k].x - t.points[k - 1].x) / (o.hi - o.lo);
+    const double dy = (t.points[k].y - t.points[k - 1].y) / (0.8 - 0.2);
+    // The step is trace_step along the tangent plus the corrector's normal move (second order
+    // in the step where the curve bends gently): chords within 5% of trace_step.
+    CHECK(std::hypot(dx, dy) <= 1.05 * o.trace_step);
+    CHECK(t.points[k].arclength > t.points[k - 1].arclength);
+  }
+  const auto on_edge = [&](const TracePoint& q) {
+    return std::abs(q.y - 0.2) < 1e-9 || std::abs(q.y - 0.8) < 1e-9 ||
+           std::abs(q.x - o.lo) < 1e-9 || std::abs(q.x - o.hi) < 1e-9;
+  };
+  CHECK(on_edge(t.points.front()));
+  CHECK(on_edge(t.points.back()));
+  for (std::size_t k : {t.points.size() / 4, t.points.size() / 2, 3 * t.points.size() / 4}) {
+    BoundaryOptions one = o;
+    one.trace = false;
+    one.ys = {t.points[k].y};
+    const BoundaryResult at = run(base, one);
+    REQUIRE(at.points[0].converged());
+    CHECK(at.points[0].x == doctest::Approx(t.points[k].x).epsilon(1e-8));
+  }
+}
+
+TEST_CASE("boundary trace: a level curve that turns back, and a steepest curve") {
+  // ODG is not monotone in alpha (docs/errors_phases.md §18.2): at sigma = 0.3 the level 0.7 is
+  // crossed twice, and as sigma grows the minimum over alpha rises past 0.7, so the two crossings
+  // meet: the curve in the (ln alpha, sigma) plane turns back in sigma. One x per y cannot
+  // describe it; the trace goes from one crossing to the other through the turning point.
+  BoundaryOptions o{.criterion = Criterion::Level, .quantity = "odg", .level = 0.7, .x = "alpha",
+                    .lo = 0.5, .hi = 100, .log_x = true, .y = "sigma", .ys = {0.3, 1.0}};
+  o.trace = true;
+  const BoundaryResult r = run(Params{}, o);
+  REQUIRE(r.trace);
+  const BoundaryTrace& t = *r.trace;
+  CAPTURE(t.message);
+  REQUIRE(t.converged());
+  CHECK(t.turning_points == 1);
+  CHECK(t.largest_residual < 1e-10);
+  // Both ends at sigma = 0.3: the two crossings of the per-y search (the second with the range
+  // narrowed above the ODG-optimal alpha).
+  CHECK(t.points.front().y == doctest::Approx(0.3));
+  CHECK(t.points.back().y == doctest::Approx(0.3));
+  const double first = std::min(t.points.front().x, t.points.back().x);
+  const double second = std::max(t.points.front().x, t.points.back().x);
+  BoundaryOptions one = o;
+  one.trace = false;
+  one.ys = {0.3};
+  CHECK(run(Params{}, one).points[0].x == doctest::Approx(first).epsilon(1e-8));
+  one.lo = 20;
+  CHECK(run(Params{}, one).points[0].x == doctest::Approx(second).epsilon(1e-8));
+  // The steepest IDG point along rho against ln alpha (figure 13's curve, kappa = 0.5): each
+  // traced point is where the per-y steepest search puts it (to the second derivative's central
+  // differences, 1e-6).
+  BoundaryOptions s{.criterion = Criterion::Steepest, .quantity = "idg", .x = "rho", .lo = 0.05,
+                    .hi = 1.0, .y = "alpha", .ys = {100, 1000}};
+  s.trace = true;
+  s.log_y = true;
+  const Params point{.tau = 2.25, .kappa = 0.5, .sigma = 0, .lambda = 0};
+  const BoundaryResult st = run(point, s);
+  REQUIRE(st.trace);
+  CAPTURE(st.trace->message);
+  REQUIRE(st.trace->converged());
+  CHECK(st.trace->points.size() > 10);
+  for (std::size_t k : {std::size_t(2), st.trace->points.size() / 2}) {
+    BoundaryOptions one_y = s;
+    one_y.trace = false;
+    one_y.ys = {st.trace->points[k].y};
+    const BoundaryResult at = run(point, one_y);
+    REQUIRE(at.points[0].converged());
+    CHECK(at.points[0].x == doctest::Approx(st.trace->points[k].x).epsilon(1e-6));
+  }
+  // Argmin has no curve to trace; the options say so.
+  BoundaryOptions bad = o;
+  bad.criterion = Criterion::Argmin;
+  bad.level = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(run(Params{}, bad), doctest::Contains("trace"), icl::InvalidParams);
 }

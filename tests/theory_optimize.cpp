@@ -119,9 +119,9 @@ TEST_CASE("a linear range (lo = 0) and the JSON layout") {
   const auto j = to_json(r);
   std::vector<std::string> keys;
   for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
-  CHECK(keys == std::vector<std::string>{"objective", "over", "argmin", "minimum", "converged",
-                                         "status", "message", "evaluations", "interior_minima",
-                                         "range", "scale", "params"});
+  CHECK(keys == std::vector<std::string>{"objective", "over", "argmin", "minimum", "slope",
+                                         "converged", "status", "message", "evaluations",
+                                         "interior_minima", "range", "scale", "params"});
   CHECK(j["params"]["lambda"].get<double>() == r.argmin);
   CHECK(j["scale"] == "linear");
   CHECK(to_text(r).rfind("minimum idg = ", 0) == 0);

@@ -39,9 +39,9 @@ struct Axis {
   std::string derivative() const { return log_scale ? "d ln " + name : "d " + name; }
 };
 
-// A converged scan point.
+// A converged scan point, with the exact slope df/dt (Level, Steepest).
 struct ScanPoint {
-  double t = 0, x = 0, f = 0;
+  double t = 0, x = 0, f = 0, slope = 0;
   OrderParams order;
 };
 
@@ -53,8 +53,11 @@ struct EvaluationFailed {
 
 class YSolver {
  public:
-  YSolver(const Params& base, const BoundaryOptions& o, const Axis& axis, double h)
-      : base_(base), o_(o), quantity_(find_quantity(o.quantity)), axis_(axis), h_(h) {}
+  YSolver(const Params& base, const BoundaryOptions& o, const Axis& axis)
+      : base_(base), o_(o), quantity_(find_quantity(o.quantity)), axis_(axis), solve_(o.solve) {
+    // Level and Steepest use the exact slope (docs/sensitivity.md §22) of every solve.
+    solve_.gradient = o.criterion != Criterion::Argmin;
+  }
 
   BoundaryPoint run(double y) {
     BoundaryPoint pt;
@@ -76,13 +79,18 @@ class YSolver {
   }
 
  private:
-  // The quantity at t (one solve, warm-started from `warm` when the closed-form start fails).
-  double eval(double t, const OrderParams& warm, BoundaryPoint& pt) {
+  // The quantity at t and its exact slope df/dt (one solve, warm-started from `warm` when the
+  // closed-form start fails).
+  double eval(double t, const OrderParams& warm, BoundaryPoint& pt, double* slope = nullptr) {
     const double x = axis_.to_x(t);
-    Solution s = solve_near(with_param(at_y_, o_.x, x), o_.solve, &warm);
+    Solution s = solve_near(with_param(at_y_, o_.x, x), solve_, &warm);
     ++pt.evaluations;
     const double v = quantity_.value(s);
-    if (!std::isfinite(v)) throw EvaluationFailed{x, s.message};
+    const double d = slope ? exact_slope(s, o_.quantity, o_.x, axis_.log_scale) : 0.0;
+    if (!std::isfinite(v) || !std::isfinite(d))
+      throw EvaluationFailed{x, std::isfinite(v) ? "no exact slope: " + s.gradient->message
+                                                 : s.message};
+    if (slope) *slope = d;
     return v;
   }
 
@@ -93,13 +101,16 @@ class YSolver {
     const std::vector<double> xs =
         axis_.log_scale ? logspace(axis_.lo, axis_.hi, n) : linspace(axis_.lo, axis_.hi, n);
     SweepOptions so;
-    so.solve = o_.solve;
+    so.solve = solve_;
     const std::vector<Solution> sols = sweep(at_y_, o_.x, xs, so);
     pt.evaluations += n;
     pts_.clear();
     for (int i = 0; i < n; ++i) {
       const double f = quantity_.value(sols[i]);
-      if (std::isfinite(f)) pts_.push_back({axis_.to_t(xs[i]), xs[i], f, sols[i].order});
+      const double d = solve_.gradient ? exact_slope(sols[i], o_.quantity, o_.x, axis_.log_scale)
+                                       : 0.0;
+      if (std::isfinite(f) && std::isfinite(d))
+        pts_.push_back({axis_.to_t(xs[i]), xs[i], f, d, sols[i].order});
     }
     skipped_ = n - static_cast<int>(pts_.size());
     if (pts_.size() >= 3) return true;
@@ -118,6 +129,30 @@ class YSolver {
   // TOMS 748 / Brent tolerance: 2^(1-bits) relative in t, absolute below |t| = 1.
   double tolerance(double a, double b, int bits) const {
     return std::ldexp(1.0, 1 - bits) * std::max({1.0, std::abs(a), std::abs(b)});
+  }
+
+  // Safeguarded Newton for f(t) = c on the bracket [a, b] with the exact slope: the bracket
+  // shrinks at every step, a step outside it is a bisection. True when it converged to the
+  // tolerance in t within max_iterations.
+  template <class Warm, class Keep>
+  bool newton(const ScanPoint& a, const ScanPoint& b, double c, const Warm& warm, const Keep& keep,
+              BoundaryPoint& pt) {
+    double lo = a.t, hi = b.t;
+    const bool increasing = b.f > a.f;
+    // The secant through the bracket's ends: the first iterate.
+    double t = a.t + (b.t - a.t) * (c - a.f) / (b.f - a.f);
+    for (int i = 0; i < o_.max_iterations; ++i) {
+      double slope = 0;
+      const double v = eval(t, warm(t), pt, &slope);
+      keep(t, v);
+      if (v == c) return true;
+      ((v < c) == increasing ? lo : hi) = t;
+      double next = t - (v - c) / slope;
+      if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+      if (std::abs(next - t) <= tolerance(next, t, o_.bits)) return true;
+      t = next;
+    }
+    return false;
   }
 
   void level(BoundaryPoint& pt) {
@@ -154,19 +189,31 @@ class YSolver {
       const ScanPoint& b = pts_[first + 1];
       double best_g = std::abs(a.f - c);
       if (std::abs(b.f - c) < best_g) best_x = b.x, best_f = b.f, best_g = std::abs(b.f - c);
-      const auto g = [&](double t) {
-        const double v = eval(t, std::abs(t - a.t) < std::abs(t - b.t) ? a.order : b.order, pt);
-        if (std::abs(v - c) < best_g) best_x = axis_.to_x(t), best_f = v, best_g = std::abs(v - c);
-        return v - c;
+      const auto warm = [&](double t) -> const OrderParams& {
+        return std::abs(t - a.t) < std::abs(t - b.t) ? a.order : b.order;
       };
-      std::uintmax_t iterations = o_.max_iterations;
+      const auto keep = [&](double t, double v) {
+        if (std::abs(v - c) < best_g) best_x = axis_.to_x(t), best_f = v, best_g = std::abs(v - c);
+      };
       const auto tol = [&](double u, double v) { return std::abs(u - v) <= tolerance(u, v, o_.bits); };
-      const auto bracket = boost::math::tools::toms748_solve(g, a.t, b.t, a.f - c, b.f - c, tol, iterations);
-      if (!tol(bracket.first, bracket.second) && best_g != 0) {
-        pt.status = Status::NotConverged;
-        pt.message = "TOMS 748 did not reach its tolerance in " + std::to_string(o_.max_iterations) +
-                     " iterations on [" + fmt(a.x) + ", " + fmt(b.x) + "]";
-        return;
+      // Newton on the exact slope (docs/sensitivity.md §22), kept inside the bracket by
+      // bisection; TOMS 748 on the values is the safeguard when it does not reach the tolerance.
+      if (!newton(a, b, c, warm, keep, pt)) {
+        const auto g = [&](double t) {
+          const double v = eval(t, warm(t), pt);
+          keep(t, v);
+          return v - c;
+        };
+        std::uintmax_t iterations = o_.max_iterations;
+        const auto bracket =
+            boost::math::tools::toms748_solve(g, a.t, b.t, a.f - c, b.f - c, tol, iterations);
+        if (!tol(bracket.first, bracket.second) && best_g != 0) {
+          pt.status = Status::NotConverged;
+          pt.message = "Newton and TOMS 748 did not reach their tolerance in " +
+                       std::to_string(o_.max_iterations) + " iterations on [" + fmt(a.x) + ", " +
+                       fmt(b.x) + "]";
+          return;
+        }
       }
     }
     pt.status = Status::Converged;
@@ -181,21 +228,15 @@ class YSolver {
 
   void steepest(BoundaryPoint& pt) {
     const int m = static_cast<int>(pts_.size());
-    // The slope on the scan: one-sided at the ends, the three-point central difference for
-    // unequal spacings inside (exact for quadratics).
-    std::vector<double> d(m);
-    d[0] = (pts_[1].f - pts_[0].f) / (pts_[1].t - pts_[0].t);
-    d[m - 1] = (pts_[m - 1].f - pts_[m - 2].f) / (pts_[m - 1].t - pts_[m - 2].t);
-    for (int k = 1; k < m - 1; ++k) {
-      const double hm = pts_[k].t - pts_[k - 1].t, hp = pts_[k + 1].t - pts_[k].t;
-      d[k] = ((pts_[k + 1].f - pts_[k].f) * hm / hp + (pts_[k].f - pts_[k - 1].f) * hp / hm) /
-             (hm + hp);
-    }
+    // The exact slopes on the scan (docs/sensitivity.md §22); the largest |slope| is the
+    // candidate, the local maxima of |slope| are counted.
     int best = 0;
     for (int k = 1; k < m; ++k)
-      if (std::abs(d[k]) > std::abs(d[best])) best = k;
+      if (std::abs(pts_[k].slope) > std::abs(pts_[best].slope)) best = k;
     for (int k = 1; k < m - 1; ++k)
-      if (std::abs(d[k]) > std::abs(d[k - 1]) && std::abs(d[k]) >= std::abs(d[k + 1])) ++pt.candidates;
+      if (std::abs(pts_[k].slope) > std::abs(pts_[k - 1].slope) &&
+          std::abs(pts_[k].slope) >= std::abs(pts_[k + 1].slope))
+        ++pt.candidates;
     const std::string slope_name = "|d " + o_.quantity + " / " + axis_.derivative() + "|";
     if (best == 0 || best == m - 1) {
       pt.status = Status::CheckFailed;
@@ -203,25 +244,22 @@ class YSolver {
                    " end of " + range_text() + " (no interior maximum on the scan)" + skipped_text();
       return;
     }
-    // Refine the maximum of |D_h f|, D_h f(t) = (f(t + h) - f(t - h)) / 2h, by Brent on the
-    // bracket [t_{k-1}, t_{k+1}] around the scan's largest slope, kept h inside the range. A peak
-    // narrower than the scan spacing can sit just outside that bracket (the scan's three-point
-    // slopes smooth it): when Brent ends at an edge of its bracket, the bracket moves one scan
-    // cell that way (at most scan_points times) while the slope keeps growing.
+    // Refine the maximum of the exact |df/dt| by Brent on the bracket [t_{k-1}, t_{k+1}] around
+    // the scan's largest slope. A peak narrower than the scan spacing can sit just outside that
+    // bracket: when Brent ends at an edge of its bracket, the bracket moves one scan cell that
+    // way (at most scan_points times) while the slope keeps growing.
     const ScanPoint& mid = pts_[best];
-    const double t_lo = axis_.to_t(axis_.lo) + h_, t_hi = axis_.to_t(axis_.hi) - h_;
-    double best_t = mid.t, best_slope = 0;
-    const auto slope = [&](double t) {
-      return (eval(t + h_, mid.order, pt) - eval(t - h_, mid.order, pt)) / (2 * h_);
-    };
+    const double t_lo = axis_.to_t(axis_.lo), t_hi = axis_.to_t(axis_.hi);
+    double best_t = mid.t, best_slope = mid.slope, best_value = mid.f;
     const auto objective = [&](double t) {
-      const double s = slope(t);
-      if (std::abs(s) > std::abs(best_slope)) best_t = t, best_slope = s;
+      double s = 0;
+      const double v = eval(t, mid.order, pt, &s);
+      if (std::abs(s) > std::abs(best_slope)) best_t = t, best_slope = s, best_value = v;
       return -std::abs(s);
     };
     int centre = best;
     for (int moves = 0;; ++moves) {
-      const double a = std::max(pts_[centre - 1].t, t_lo), b = std::min(pts_[centre + 1].t, t_hi);
+      const double a = pts_[centre - 1].t, b = pts_[centre + 1].t;
       const double before = std::abs(best_slope);
       std::uintmax_t iterations = o_.max_iterations;
       boost::math::tools::brent_find_minima(objective, a, b, o_.bits, iterations);
@@ -247,7 +285,7 @@ class YSolver {
     }
     pt.status = Status::Converged;
     pt.x = axis_.to_x(best_t);
-    pt.value = eval(best_t, mid.order, pt);
+    pt.value = best_value;
     pt.slope = best_slope;
     pt.message = slope_name + " largest at " + o_.x + " = " + fmt(pt.x) + " (slope " +
                  fmt(best_slope) + ")";
@@ -289,7 +327,7 @@ class YSolver {
   const BoundaryOptions& o_;
   const Quantity& quantity_;
   const Axis& axis_;
-  double h_;
+  SolveOptions solve_;  // o_.solve, with the gradient for Level and Steepest
   Params at_y_;
   std::vector<ScanPoint> pts_;
   int skipped_ = 0;
@@ -325,9 +363,20 @@ void BoundaryOptions::validate() const {
   }
   if (ys.empty() || ys.size() > 100000)
     throw InvalidParams("ys", "needs 1 to 100000 values (got " + std::to_string(ys.size()) + ")");
-  if (!(derivative_step > 0 && derivative_step <= 0.1))
-    throw InvalidParams("derivative_step", "must be in (0, 0.1] (got " + fmt(derivative_step) + ")");
   numerics::check_threads(threads, /*zero_means_all_cores=*/true);
+  if (trace && criterion == Criterion::Argmin)
+    throw InvalidParams("trace", "follows a level or a steepest curve (argmin: one x per y)");
+  if (trace && ys.size() < 2)
+    throw InvalidParams("trace", "starts from two boundary points: give at least two ys");
+  if (log_y)
+    for (double v : ys)
+      if (!(v > 0))
+        throw InvalidParams("log_y", "a logarithmic y axis needs ys above 0 (got " + fmt(v) + ")");
+  if (trace_points < 10 || trace_points > 100000)
+    throw InvalidParams("trace_points",
+                        "must be in [10, 100000] (got " + std::to_string(trace_points) + ")");
+  if (!(trace_step > 0 && trace_step <= 0.5))
+    throw InvalidParams("trace_step", "must be in (0, 0.5] (got " + fmt(trace_step) + ")");
 }
 
 BoundaryResult run(const Params& base, const BoundaryOptions& options,
@@ -352,20 +401,13 @@ BoundaryResult run(const Params& base, const BoundaryOptions& options,
       }
     }
   }
-  // The difference step: derivative_step in t (a fraction of hi - lo on a linear scale), at most
-  // a quarter of the scan spacing so that t +- h stays within the scan cell being refined.
-  const double span = axis.to_t(r.hi) - axis.to_t(r.lo);
-  const double spacing = span / (options.scan_points - 1);
-  r.derivative_step = std::min(options.derivative_step * (r.log_scale ? 1.0 : span), spacing / 4);
-  if (options.criterion != Criterion::Steepest) r.derivative_step = kNaN;
-
   const std::size_t n = options.ys.size();
   r.points.resize(n);
   // Each y is independent (its scan starts from closed forms), so the result does not depend on
   // the number of threads or the order of work.
   numerics::parallel_for(
       n, options.threads,
-      [&](std::size_t k) { r.points[k] = YSolver(base, options, axis, r.derivative_step).run(options.ys[k]); },
+      [&](std::size_t k) { r.points[k] = YSolver(base, options, axis).run(options.ys[k]); },
       progress, "y");
 
   int found = 0, none = 0, failed = 0;
@@ -379,6 +421,7 @@ BoundaryResult run(const Params& base, const BoundaryOptions& options,
               " values have a boundary point";
   if (none > 0) r.message += ", " + std::to_string(none) + " none in range";
   if (failed > 0) r.message += ", " + std::to_string(failed) + " failed";
+  if (options.trace) r.trace = trace_boundary(base, options, r);
   return r;
 }
 

@@ -5,14 +5,15 @@
 //                                          Boost.Math TOMS 748; several crossings: the one at
 //                                          the smallest x, with their number)
 //   Steepest  max over x of |d quantity / d t|, t = x on the linear x axis (the default) and
-//             t = ln x on a log one (log_x, lo > 0) (central differences of step h; the scan's
-//             largest slope refined by Brent on the slope magnitude)
+//             t = ln x on a log one (log_x, lo > 0) (the exact slope of docs/sensitivity.md
+//             §22 at each scan point; the largest refined by Brent on its magnitude)
 //   Argmin    min over x of quantity     (theory/optimize.hpp: scan + Brent)
 // A y where the criterion holds nowhere inside the range gets x = NaN (null in JSON) and the
 // reason in its message (status CheckFailed); a y where a solve or a refinement failed gets
 // NaN and NotConverged / NumericalFailure.
 #pragma once
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,17 +47,40 @@ struct BoundaryOptions {
   int scan_points = 41;          // coarse scan along x per y, 5..100000
   int bits = 30;                 // Brent / TOMS 748 tolerance 2^(1-bits) in t, 4..52
   int max_iterations = 100;      // per refinement, 1..100000
-  // Steepest: the step h of the central difference (f(t+h) - f(t-h)) / 2h, as a fraction of
-  // hi - lo on the linear axis and in t = ln x on the log one; in (0, 0.1]. Capped at a quarter
-  // of the scan spacing.
-  double derivative_step = 1e-3;
   SolveOptions solve;            // method (default Saddle), solver tolerances
   // y values in parallel, 0..256 (0 = all cores, as theory::sweep); results do not depend on it.
   int threads = 0;
+  // Beyond the one x per y: follow the curve itself through the box [lo, hi] x [min ys, max ys]
+  // (Level or Steepest; theory/boundary_trace.cpp, docs/errors_phases.md §19.3) by
+  // pseudo-arclength continuation from the first two boundary points, in both directions, with
+  // adaptive steps of at most trace_step (a fraction of the box's diagonal, in t and in y or ln y
+  // with log_y), until it leaves the box, closes, or has trace_points points.
+  bool trace = false;
+  bool log_y = false;        // the trace's y coordinate: ln y (ys > 0)
+  int trace_points = 400;    // 10..100000
+  double trace_step = 0.02;  // (0, 0.5]
 
   // Throws InvalidParams naming the field ("criterion", "quantity", "level", "x", "y", "lo",
-  // "hi", "log_x", "ys", "scan_points", "bits", "max_iterations", "derivative_step", "threads").
+  // "hi", "log_x", "ys", "scan_points", "bits", "max_iterations", "threads", "trace",
+  // "log_y", "trace_points", "trace_step").
   void validate() const;
+};
+
+// A point of a traced curve: the point, the quantity there, the criterion's residual (Level:
+// quantity - level; Steepest: d^2 quantity / dt^2, which vanishes on the curve), and the
+// arclength from the start in the box's unit coordinates (negative on the backward branch).
+struct TracePoint {
+  double x = 0, y = 0, value = 0, residual = 0, arclength = 0;
+};
+
+struct BoundaryTrace {
+  std::vector<TracePoint> points;  // along the curve, from one end to the other
+  int turning_points = 0;          // where the curve turns back in y (dy/ds changes sign)
+  double largest_residual = 0;     // max |residual| over the points
+  int evaluations = 0;             // theory solves
+  numerics::Status status = numerics::Status::NotConverged;
+  std::string message;  // how each branch ended (left the box, closed, point limit, failed)
+  bool converged() const { return status == numerics::Status::Converged; }
 };
 
 struct BoundaryPoint {
@@ -81,8 +105,8 @@ struct BoundaryResult {
   bool log_scale = false;      // options.log_x
   // Steepest: the derivative maximized, "d idg / d rho" or "d idg / d ln rho"; else empty.
   std::string derivative;
-  double derivative_step = 0;  // h actually used (Steepest, else NaN), in t
   std::vector<BoundaryPoint> points;  // one per ys, in order
+  std::optional<BoundaryTrace> trace;  // with options.trace
   // Converged when every y has a refined x; CheckFailed when some y has none in range (and none
   // failed); NotConverged when a solve or refinement failed at some y.
   numerics::Status status = numerics::Status::NotConverged;
@@ -95,5 +119,9 @@ struct BoundaryResult {
 // (to_json, to_table) are in theory/serialize.hpp.
 BoundaryResult run(const Params& base, const BoundaryOptions& options,
                    const numerics::Progress& progress = {});
+
+// The continuation of options.trace from the points of `found` (a run() without trace).
+BoundaryTrace trace_boundary(const Params& base, const BoundaryOptions& options,
+                             const BoundaryResult& found);
 
 }  // namespace icl::theory

@@ -1,5 +1,5 @@
 // Exact derivatives of a solution's outputs with respect to its scalar parameters (docs/
-// errors_phases.md §22): the result type. theory/sensitivity.hpp computes it; SolveOptions::
+// sensitivity.md §22): the result type. theory/sensitivity.hpp computes it; SolveOptions::
 // gradient asks solve() for it (Solution::gradient).
 #pragma once
 #include <limits>
@@ -22,8 +22,9 @@ struct Gradient {
   // linear solve is singular or its condition number exceeds kMaxGradientCondition.
   numerics::Status status = numerics::Status::NotConverged;
   std::string message;
-  // Of the linear solve through the root (the saddle point's Jacobian, rows and columns scaled
-  // by max(1, |x_i|)); 1 for the scalar roots of the reduced and Letey methods.
+  // Of the linear solve through the root (the saddle point's Jacobian with unknowns and
+  // residuals relative to |x_i|, the LU's 1-norm estimate); 1 for the scalar roots of the
+  // reduced and Letey methods.
   double condition_number = std::numeric_limits<double>::quiet_NaN();
   bool converged() const { return status == numerics::Status::Converged; }
   // d output / d parameter by name; InvalidParams("output" / "parameter") listing the names.

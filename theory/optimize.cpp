@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <boost/math/tools/minima.hpp>
+#include <boost/math/tools/toms748_solve.hpp>
 
 #include "numerics/enum_names.hpp"
 #include "numerics/error.hpp"
@@ -25,9 +26,10 @@ constexpr std::pair<Objective, const char*> kObjectiveNames[] = {
     {Objective::Tm, "tm"}, {Objective::Idg, "idg"}, {Objective::Odg, "odg"},
     {Objective::Shift, "shift"}};
 
-// One evaluation point: value of the parameter and the solution there.
+// One evaluation point: value of the parameter, the objective, its exact slope d f / dt there
+// (docs/sensitivity.md §22) and the solution.
 struct Point {
-  double x = kNaN, f = kNaN;
+  double x = kNaN, f = kNaN, slope = kNaN;
   Solution s;
 };
 
@@ -69,15 +71,20 @@ OptimizeResult run(const Params& base, const OptimizeOptions& options, const Qua
   const std::vector<double> xs =
       r.log_scale ? logspace(r.lo, r.hi, n) : linspace(r.lo, r.hi, n);
 
-  // The coarse scan: every value, warm-started along the path (theory::sweep).
+  // The coarse scan: every value, warm-started along the path (theory::sweep), each with the
+  // exact gradient: the refinement solves the stationarity condition d f / dt = 0.
   SweepOptions so;
   so.solve = options.solve;
+  so.solve.gradient = true;
+  const auto slope_of = [&](const Solution& s) {
+    return exact_slope(s, quantity.name, options.over, r.log_scale);
+  };
   std::vector<Solution> scan = sweep(base, options.over, xs, so);
   r.evaluations = n;
   std::vector<Point> pts;  // converged scan points, in order
   for (int i = 0; i < n; ++i) {
     const double f = value(scan[i]);
-    if (std::isfinite(f)) pts.push_back({xs[i], f, std::move(scan[i])});
+    if (std::isfinite(f)) pts.push_back({xs[i], f, slope_of(scan[i]), std::move(scan[i])});
   }
   if (pts.size() < 3) {
     r.message = "the scan converged at " + std::to_string(pts.size()) + " of " +
@@ -110,23 +117,47 @@ OptimizeResult run(const Params& base, const OptimizeOptions& options, const Qua
   std::string failure;
   for (int c : candidates) {
     const Point& grid = pts[c];
-    const double a = c > 0 ? pts[c - 1].x : grid.x;
-    const double b = c < m - 1 ? pts[c + 1].x : grid.x;
-    const auto f = [&](double t) {
+    const Point& left = pts[c > 0 ? c - 1 : c];
+    const Point& right = pts[c < m - 1 ? c + 1 : c];
+    // One evaluation at t: the value (kept when it is the best so far) and the exact slope.
+    const auto at = [&](double t, double& slope) {
       const double x = to_x(t);
-      Solution s = solve_near(with_param(base, options.over, x), options.solve, &grid.s.order);
+      Solution s = solve_near(with_param(base, options.over, x), so.solve, &grid.s.order);
       ++r.evaluations;
       const double v = value(s);
+      slope = slope_of(s);
       if (!std::isfinite(v)) return std::numeric_limits<double>::infinity();
-      if (v < best.f) best = {x, v, std::move(s)};
+      if (v < best.f) best = {x, v, slope, std::move(s)};
       return v;
     };
     std::uintmax_t iterations = options.max_iterations;
-    boost::math::tools::brent_find_minima(f, to_t(a), to_t(b), options.bits, iterations);
+    if (left.slope < 0 && right.slope > 0) {
+      // An interior minimum: the root of the exact slope (TOMS 748 in t, to 2^(1 - bits)).
+      const auto slope = [&](double t) {
+        double d = 0;
+        at(t, d);
+        return d;
+      };
+      const auto tol = [&](double u, double v) {
+        return std::abs(u - v) <= std::ldexp(1.0, 1 - options.bits) *
+                                      std::max({1.0, std::abs(u), std::abs(v)});
+      };
+      boost::math::tools::toms748_solve(slope, to_t(left.x), to_t(right.x), left.slope,
+                                        right.slope, tol, iterations);
+    } else {
+      // At an end of the range (or a scan whose slopes do not bracket a root): Brent on the
+      // values.
+      const auto f = [&](double t) {
+        double d = 0;
+        return at(t, d);
+      };
+      boost::math::tools::brent_find_minima(f, to_t(left.x), to_t(right.x), options.bits,
+                                            iterations);
+    }
     if (iterations >= static_cast<std::uintmax_t>(options.max_iterations))
-      failure = "Brent did not converge in " + std::to_string(options.max_iterations) +
-                " iterations on the bracket [" + fmt(a) + ", " + fmt(b) + "] (best so far " +
-                options.over + " = " + fmt(best.x) + ")";
+      failure = "the refinement did not converge in " + std::to_string(options.max_iterations) +
+                " iterations on the bracket [" + fmt(left.x) + ", " + fmt(right.x) +
+                "] (best so far " + options.over + " = " + fmt(best.x) + ")";
   }
   if (!failure.empty()) {
     r.message = failure;
@@ -146,6 +177,7 @@ OptimizeResult run(const Params& base, const OptimizeOptions& options, const Qua
   r.status = numerics::Status::Converged;
   r.argmin = best.x;
   r.minimum = best.f;
+  r.slope = best.slope;
   r.solution = std::move(best.s);
   r.message = std::string(to_string(options.objective)) + " minimal at " + options.over + " = " +
               fmt(r.argmin);

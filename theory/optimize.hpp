@@ -3,9 +3,11 @@
 // ODG) of the replica theory, the other parameters fixed.
 //
 // Procedure: a coarse scan of scan_points values (log-spaced when lo > 0) with theory::sweep
-// (warm starts), non-converged points skipped; every local minimum of the scan (up to
-// max_refinements, lowest first) is refined by Boost.Math's brent_find_minima on its bracket
-// [x_{i-1}, x_{i+1}] (in log x on a log scale); the lowest value found wins. A minimum at an end
+// (warm starts) with the exact gradients (docs/sensitivity.md §22), non-converged points
+// skipped; every local minimum of the scan (up to max_refinements, lowest first) is refined on
+// its bracket [x_{i-1}, x_{i+1}] (in log x on a log scale): an interior one by the root of the
+// exact slope (the stationarity condition, Boost.Math TOMS 748), one at an end of the range by
+// brent_find_minima on the values; the lowest value found wins. A minimum at an end
 // of the range is reported as such (still Converged: it is the minimizer over the range); the
 // message also says when the scan saw more than one interior local minimum.
 #pragma once
@@ -53,6 +55,10 @@ struct OptimizeResult {
   bool log_scale = false;
   double argmin = std::numeric_limits<double>::quiet_NaN();   // NaN unless Converged
   double minimum = std::numeric_limits<double>::quiet_NaN();  // NaN unless Converged
+  // The exact slope d objective / dt at the argmin (t = x, or ln x on a log scale; docs/
+  // sensitivity.md §22): the stationarity the refinement solved for (0 to its tolerance at an
+  // interior minimum); NaN unless Converged.
+  double slope = std::numeric_limits<double>::quiet_NaN();
   numerics::Status status = numerics::Status::NotConverged;
   std::string message;
   int evaluations = 0;  // theory solves (scan + refinements)

@@ -95,4 +95,11 @@ Solution solve_near(const Params& p, const SolveOptions& options, const OrderPar
   return s;
 }
 
+double exact_slope(const Solution& s, const std::string& quantity, const std::string& name,
+                   bool log_scale) {
+  if (!s.gradient || !s.gradient->converged()) return std::numeric_limits<double>::quiet_NaN();
+  const double d = s.gradient->of(quantity, name);
+  return log_scale ? s.params.get(name) * d : d;
+}
+
 }  // namespace icl::theory

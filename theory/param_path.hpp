@@ -49,6 +49,12 @@ std::pair<double, double> search_range(const std::string& name, double lo, doubl
 // (Params::set: the spectrum, fixed when it was built, is the whole task covariance).
 Params with_param(const Params& base, const std::string& name, double v);
 
+// The exact derivative of `quantity` in the search coordinate t along the parameter `name` (t = x,
+// or ln x on a log scale: x d/dx), from s.gradient (docs/sensitivity.md §22); NaN without a
+// converged gradient.
+double exact_slope(const Solution& s, const std::string& quantity, const std::string& name,
+                   bool log_scale);
+
 // Validates p as the method needs (Letey: validate(); otherwise validate_for_saddle_point()).
 void validate_for(const Params& p, Method method);
 

@@ -1,6 +1,6 @@
 // The scalar parameters of a point as a scalar type T (double, or ceres::Jet carrying their
 // derivative directions): the form in which the theory's formulas are written once and
-// differentiated exactly (docs/errors_phases.md §22, theory/sensitivity.hpp). Internal to
+// differentiated exactly (docs/sensitivity.md §22, theory/sensitivity.hpp). Internal to
 // theory/. What is not a scalar parameter (a task spectrum, explicit test levels, whether
 // alpha_test follows alpha) stays in the Params it was made from.
 #pragma once

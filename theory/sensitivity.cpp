@@ -1,4 +1,4 @@
-// Exact derivatives through the fixed point (docs/errors_phases.md §22).
+// Exact derivatives through the fixed point (docs/sensitivity.md §22).
 //
 // The scalar parameters are seeded as the nine directions of a ceres::Jet (alpha, alpha_test,
 // tau, kappa, rho, sigma, sigma_test, lambda, test_overlap). At a converged root x* the residual
@@ -14,7 +14,6 @@
 #include <optional>
 
 #include <Eigen/LU>
-#include <Eigen/SVD>
 #include <ceres/jet.h>
 
 #include "numerics/error.hpp"
@@ -92,26 +91,27 @@ Outputs observe(const ScalarParams<Jet>& p, const SpectralModel& model,
   return out;
 }
 
+// Gamma's coefficients from the conjugates x.
+CoefficientsT<Jet> coefficients_at(const ScalarParams<Jet>& p, const Jet* x) {
+  const Jet qh2 = x[QH] * x[QH];
+  return {x[MH] * x[MH] / qh2, x[CHIH] / (p.kappa * qh2), x[CHIBARH] / (p.kappa * qh2),
+          x[MH] / x[QH]};
+}
+
 // The outputs at the saddle-point unknowns x (z and the coefficients from the conjugates).
 Outputs outputs_at(const ScalarParams<Jet>& p, const SpectralModel& model, const Jet* x) {
   const Jet z = -(p.lambda + x[QBARH]) / x[QH];
-  const Jet qh2 = x[QH] * x[QH];
-  const CoefficientsT<Jet> k{x[MH] * x[MH] / qh2, x[CHIH] / (p.kappa * qh2),
-                             x[CHIBARH] / (p.kappa * qh2), x[MH] / x[QH]};
-  return observe(p, model, lift_spectrum(model, p, z), x, k);
+  return observe(p, model, lift_spectrum(model, p, z), x, coefficients_at(p, x));
 }
 
-// Derivative direction j of the outputs as a Solution (the tangent): the quantity table reads
-// its fields as it reads a solution's.
-Solution tangent(const Solution& s, const Outputs& o, int j) {
+// Derivative direction j of the outputs written into `t` (a copy of the solution: its method,
+// parameters and whether it has a shifted protocol): the tangent, whose fields the quantity
+// table reads as it reads a solution's.
+void set_tangent(Solution& t, const Outputs& o, int j) {
   const auto d = [j](const Jet& v) { return v.v[j]; };
   const auto c = [&](const ComponentsT<Jet>& v) {
     return Components{d(v.algo), d(v.mem), d(v.structural)};
   };
-  Solution t;
-  t.params = s.params;
-  t.method = s.method;
-  t.status = Status::Converged;
   OrderParams& r = t.order;
   r.q = d(o.x[Q]), r.m = d(o.x[M]), r.chi = d(o.x[CHI]), r.qbar = d(o.x[QBAR]);
   r.chibar = d(o.x[CHIBAR]), r.qhat = d(o.x[QH]), r.mhat = d(o.x[MH]), r.chihat = d(o.x[CHIH]);
@@ -123,15 +123,13 @@ Solution tangent(const Solution& s, const Outputs& o, int j) {
   t.e = d(o.ob.e);
   t.bayes_optimal = {d(o.bayes_idg), d(o.bayes_odg), d(o.bayes_shift)};
   if (o.ob.shift) {
-    TestShift ts;
-    ts.error = d(*o.ob.shift);
-    ts.decomposition = c(o.ob.d_shift);
-    t.test_shift = ts;
+    t.test_shift->error = d(*o.ob.shift);
+    t.test_shift->decomposition = c(o.ob.d_shift);
   }
-  return t;
 }
 
-// The gradient's rows and columns at s, values NaN.
+// The gradient's rows (the quantities the solution defines, in the table's order) and columns,
+// values NaN.
 Gradient empty_gradient(const Solution& s) {
   Gradient g;
   g.parameters = gradient_parameters(s.params, s.method);
@@ -157,15 +155,22 @@ std::pair<int, double> column_direction(const std::string& name, const Params& p
 }
 
 void fill(Gradient& g, const Solution& s, const Outputs& o) {
-  std::vector<Solution> tangents;
-  for (int j = 0; j < kP; ++j) tangents.push_back(tangent(s, o, j));
+  std::vector<const Quantity*> rows;  // g.outputs' quantities, in order
+  for (const Quantity& q : solution_quantities())
+    if (q.defined(s)) rows.push_back(&q);
+  Solution t = s;  // the tangent: the solution's structure, the derivatives' numbers
+  t.status = Status::Converged;
+  t.gradient.reset();
+  t.last_iterate.reset();
   for (std::size_t c = 0; c < g.parameters.size(); ++c) {
     const auto [j, factor] = column_direction(g.parameters[c], s.params);
-    for (std::size_t r = 0; r < g.outputs.size(); ++r)
-      g.values(Eigen::Index(r), Eigen::Index(c)) =
-          factor * find_quantity(g.outputs[r]).of(tangents[std::size_t(j)]);
+    set_tangent(t, o, j);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      g.values(Eigen::Index(r), Eigen::Index(c)) = factor * rows[r]->of(t);
   }
 }
+
+Gradient reduced_gradient(const Solution& s, Gradient g);
 
 // The saddle point: x* of the 10-unknown map.
 Gradient saddle_gradient(const Solution& s, Gradient g) {
@@ -183,11 +188,21 @@ Gradient saddle_gradient(const Solution& s, Gradient g) {
   }
   Eigen::MatrixXd B(kN, kP);
   for (int i = 0; i < kN; ++i) B.row(i) = F[i].v.transpose();
-  const LinearResponse lr = linear_response(J, B, x.cwiseAbs().cwiseMax(1.0));
+  // Relative scaling (docs/sensitivity.md §22.3): unknowns and residuals relative to |x_i|.
+  const LinearResponse lr = linear_response(J, B, x.cwiseAbs().cwiseMax(1e-300));
   g.condition_number = lr.condition_number;
   if (!lr.ok) {
-    g.status = Status::NumericalFailure;
-    g.message = lr.message;
+    // The 10 x 10 solve is ill-conditioned (it is at very large alpha, where nu and qbarh,
+    // chibarh are tiny); the scalar reduction has the same root and a 1 x 1 solve.
+    const double condition = lr.condition_number;
+    g = reduced_gradient(s, std::move(g));
+    g.condition_number = condition;
+    if (g.converged())
+      g.message = "the saddle point's 10 x 10 solve is ill-conditioned (condition number " +
+                  numerics::format_significant(condition, 3) +
+                  "): derivatives of the scalar reduction's equation, the same root";
+    else
+      g.message = lr.message + "; " + g.message;
     return g;
   }
   for (int i = 0; i < kN; ++i) {
@@ -201,12 +216,15 @@ Gradient saddle_gradient(const Solution& s, Gradient g) {
 }
 
 // The scalar reduction's equation in r = xi / lambda = 1/qh (docs/model.md §5.1, multiplied by
-// r: regular at lambda = 0, where r = kappa / (tau - 1)): G(r) = r (tau - 1 + xi g(-xi - nu)) -
-// kappa, xi = lambda r.
-template <class T>
-T reduced_equation(const ScalarParams<T>& p, const SpectralModel& model, const T& r) {
-  const T xi = p.lambda * r;
-  const LiftedSpectrum<T> L = lift_spectrum(model, p, -xi - p.nu());
+// r: regular at lambda = 0, where r = kappa / (tau - 1)): G(r) = r (tau - 1 + xi g(z)) - kappa,
+// xi = lambda r, z = -xi - nu. Its parameter derivatives are G's Jet; G_r = tau - 1 + 2 lambda
+// r g - lambda^2 r^2 g'(z) from the values of g and g' = R_{0,2} (dz/dr = -lambda).
+Jet reduced_equation(const ScalarParams<Jet>& p, const SpectralModel& model, double r,
+                     double& G_r) {
+  const Jet xi = p.lambda * r;
+  const LiftedSpectrum<Jet> L = lift_spectrum(model, p, -xi - p.nu());
+  const double lambda = p.lambda.a, g = L.R(0, 1).a, g1 = L.R(0, 2).a;
+  G_r = p.tau.a - 1 + 2 * lambda * r * g - lambda * lambda * r * r * g1;
   return r * (p.tau - 1.0 + xi * L.R(0, 1)) - p.kappa;
 }
 
@@ -214,10 +232,9 @@ Gradient reduced_gradient(const Solution& s, Gradient g) {
   const Params& p = s.params;
   const SpectralModel model(p);
   const double r0 = 1.0 / s.order.qhat;
-  using J1 = ceres::Jet<double, 1>;
-  const double G_r = reduced_equation(scalar_params<J1>(p), model, J1(r0, 0)).v[0];
   const ScalarParams<Jet> pj = seeded(p);
-  const Jet G = reduced_equation(pj, model, Jet(r0));
+  double G_r = 0;
+  const Jet G = reduced_equation(pj, model, r0, G_r);
   g.condition_number = 1;
   if (!(std::abs(G_r) > 0) || !std::isfinite(G_r)) {
     g.status = Status::NumericalFailure;
@@ -238,16 +255,20 @@ Gradient reduced_gradient(const Solution& s, Gradient g) {
   x[CHIBARH] = nu * x[CHIH];
   x[CHI] = L.R(1, 1) / (pj.kappa * qh);
   x[CHIBAR] = L.R(0, 1) / (pj.kappa * qh);
-  fill(g, s, outputs_at(pj, model, x));
+  // z = -(lambda + qbarh) / qh = -xi - nu: the spectral values L are those of the outputs.
+  fill(g, s, observe(pj, model, L, x, coefficients_at(pj, x)));
   g.status = Status::Converged;
   g.message = "implicit differentiation of the scalar reduction";
   return g;
 }
 
-// The Letey/Lu root (docs/errors_phases.md §11.1): xi g(-(xi + nu0)) = 1 - tau below tau = 1.
-template <class T>
-T letey_equation(const ScalarParams<T>& p, const SpectralModel& model, const T& xi) {
-  return xi * lift_spectrum(model, p, -(xi + p.nu())).R(0, 1) - (1.0 - p.tau);
+// The Letey/Lu root (docs/errors_phases.md §11.1): G = xi g(-(xi + nu0)) - (1 - tau) = 0 below
+// tau = 1; its parameter derivatives are G's Jet, G_xi = g - xi g' from the values.
+Jet letey_equation(const ScalarParams<Jet>& p, const SpectralModel& model, double xi,
+                   double& G_xi) {
+  const LiftedSpectrum<Jet> L = lift_spectrum(model, p, -(xi + p.nu()));
+  G_xi = L.R(0, 1).a - xi * L.R(0, 2).a;
+  return xi * L.R(0, 1) - (1.0 - p.tau);
 }
 
 Gradient letey_gradient(const Solution& s, Gradient g) {
@@ -258,14 +279,14 @@ Gradient letey_gradient(const Solution& s, Gradient g) {
   // xi = 0 identically above tau = 1; below, its derivative by the implicit function theorem.
   Jet xi(p.tau < 1 ? -s.z - p.nu() : 0.0);
   if (p.tau < 1) {
-    using J1 = ceres::Jet<double, 1>;
-    const double G_xi = letey_equation(scalar_params<J1>(p), model, J1(xi.a, 0)).v[0];
+    double G_xi = 0;
+    const Jet G = letey_equation(pj, model, xi.a, G_xi);
     if (!(std::abs(G_xi) > 0) || !std::isfinite(G_xi)) {
       g.status = Status::NumericalFailure;
       g.message = "the ridgeless equation's derivative vanishes at the root";
       return g;
     }
-    xi.v = -letey_equation(pj, model, Jet(xi.a)).v / G_xi;
+    xi.v = -G.v / G_xi;
   }
   const LiftedSpectrum<Jet> L = lift_spectrum(model, pj, -(xi + pj.nu()));
   const LeteyCore<Jet> c = letey_core(pj, xi, L.R(0, 1), -L.R(0, 2));
@@ -305,11 +326,13 @@ std::vector<std::string> gradient_parameters(const Params& p, Method method) {
 LinearResponse linear_response(const Eigen::MatrixXd& J, const Eigen::MatrixXd& B,
                                const Eigen::VectorXd& scale) {
   LinearResponse r;
+  // The scaled system Js y = -D^{-1} B with x = D y: one LU gives the solve and LAPACK-style
+  // estimate of the 1-norm condition number (O(n^2) after the factorization; an SVD costs more
+  // than the rest of the gradient).
   const Eigen::MatrixXd Js = scale.cwiseInverse().asDiagonal() * J * scale.asDiagonal();
-  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(Js);
-  const auto& sv = svd.singularValues();
-  r.condition_number = sv(sv.size() - 1) > 0 ? sv(0) / sv(sv.size() - 1)
-                                             : std::numeric_limits<double>::infinity();
+  const Eigen::PartialPivLU<Eigen::MatrixXd> lu(Js);
+  const double rcond = J.allFinite() ? lu.rcond() : 0.0;
+  r.condition_number = rcond > 0 ? 1 / rcond : std::numeric_limits<double>::infinity();
   r.ok = J.allFinite() && B.allFinite() && r.condition_number <= kMaxGradientCondition;
   if (!r.ok) {
     r.dx = Eigen::MatrixXd::Constant(J.cols(), B.cols(), kNaN);
@@ -318,7 +341,7 @@ LinearResponse linear_response(const Eigen::MatrixXd& J, const Eigen::MatrixXd& 
                 numerics::format_significant(kMaxGradientCondition, 3) + ")";
     return r;
   }
-  r.dx = -J.partialPivLu().solve(B);
+  r.dx = -(scale.asDiagonal() * lu.solve(scale.cwiseInverse().asDiagonal() * B));
   return r;
 }
 

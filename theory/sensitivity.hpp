@@ -1,4 +1,4 @@
-// Exact derivatives through the fixed point (docs/errors_phases.md §22). For a converged root x*
+// Exact derivatives through the fixed point (docs/sensitivity.md §22). For a converged root x*
 // of F(x, theta) = 0, dx*/dtheta = -F_x^{-1} F_theta (implicit function theorem); the outputs
 // follow by the chain rule. Both Jacobians are exact: the residual, the spectral values and the
 // observables are written once for ceres::Jet (theory/saddle_map.hpp, spectral_lift.hpp,
@@ -36,7 +36,7 @@ std::vector<std::string> gradient_parameters(const Params& p, Method method = Me
 Gradient gradient(const Solution& s);
 
 // The linear response through a root: dx = -J^{-1} B (J square, B one column per direction),
-// with the condition number of J scaled by `scale` on rows and columns (max(1, |x_i|)). ok is
+// with the condition number (1-norm estimate) of diag(1/scale) J diag(scale). ok is
 // false, dx NaN, when J is singular or the condition number exceeds kMaxGradientCondition.
 struct LinearResponse {
   Eigen::MatrixXd dx;

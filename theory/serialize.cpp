@@ -141,7 +141,7 @@ nlohmann::ordered_json gradient_status_json(const Gradient& g) {
 std::string to_text(const Gradient& g) {
   std::ostringstream os;
   char buf[64];
-  os << "\ngradient (docs/errors_phases.md §22): " << numerics::to_string(g.status)
+  os << "\ngradient (docs/sensitivity.md §22): " << numerics::to_string(g.status)
      << ", condition number " << numerics::format_significant(g.condition_number, 3) << "\n";
   if (!g.converged()) {
     os << "no gradient: " << g.message << "\n";
@@ -409,6 +409,7 @@ nlohmann::ordered_json to_json(const OptimizeResult& r) {
   j["over"] = r.options.over;
   j["argmin"] = r.argmin;
   j["minimum"] = r.minimum;
+  j["slope"] = r.slope;
   j["converged"] = r.converged();
   j["status"] = numerics::to_string(r.status);
   j["message"] = r.message;
@@ -441,10 +442,7 @@ nlohmann::ordered_json to_json(const BoundaryResult& r) {
   j["y"] = o.y;
   j["range"] = {r.lo, r.hi};
   j["scale"] = r.log_scale ? "log" : "linear";
-  if (o.criterion == Criterion::Steepest) {
-    j["derivative"] = r.derivative;
-    j["derivative_step"] = r.derivative_step;
-  }
+  if (o.criterion == Criterion::Steepest) j["derivative"] = r.derivative;
   j["converged"] = r.converged();
   j["status"] = numerics::to_string(r.status);
   j["message"] = r.message;
@@ -465,8 +463,30 @@ nlohmann::ordered_json to_json(const BoundaryResult& r) {
     pts.push_back(std::move(q));
   }
   j["points"] = std::move(pts);
+  if (r.trace) {
+    const BoundaryTrace& t = *r.trace;
+    nlohmann::ordered_json tp = nlohmann::ordered_json::array();
+    for (const TracePoint& q : t.points)
+      tp.push_back({{o.x, q.x}, {o.y, q.y}, {"value", q.value}, {"residual", q.residual},
+                    {"arclength", q.arclength}});
+    j["trace"] = {{"status", numerics::to_string(t.status)},
+                  {"message", t.message},
+                  {"turning_points", t.turning_points},
+                  {"largest_residual", t.largest_residual},
+                  {"evaluations", t.evaluations},
+                  {"points", tp}};
+  }
   j["params"] = to_json(r.params);
   return j;
+}
+
+numerics::Table trace_table(const BoundaryResult& r) {
+  numerics::Table t;
+  t.columns = {r.options.x, r.options.y, "value", "residual", "arclength"};
+  if (r.trace)
+    for (const TracePoint& q : r.trace->points)
+      t.rows.push_back({q.x, q.y, q.value, q.residual, q.arclength});
+  return t;
 }
 
 numerics::Table to_table(const BoundaryResult& r) {

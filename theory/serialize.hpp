@@ -51,7 +51,7 @@ std::vector<double> solution_row(const Solution& s, bool test_shift = false);
 // Whether a table of these solutions needs the shift columns (any of them has a shifted protocol).
 bool any_test_shift(const std::vector<Solution>& solutions);
 
-// The exact derivatives (docs/errors_phases.md §22): {output: {parameter: d output / d
+// The exact derivatives (docs/sensitivity.md §22): {output: {parameter: d output / d
 // parameter}} over the gradient's rows and columns (NaN, null in dump(), unless converged), the
 // "gradient" block of to_json(Solution); its status, message and condition number are the
 // block "gradient_status" = gradient_status_json(g).
@@ -89,8 +89,9 @@ std::vector<std::string> finite_dim_columns();
 std::vector<double> finite_dim_row(const FiniteDimResult* r);
 
 // Optimal hyperparameters (docs/errors_phases.md §18), the `icl optimize --json` layout:
-// {"objective", "over", "argmin", "minimum", "converged", "status", "message", "evaluations",
-//  "interior_minima", "range": [lo, hi], "scale": "log"|"linear", "params"} (params:
+// {"objective", "over", "argmin", "minimum", "slope", "converged", "status", "message", "evaluations",
+//  "interior_minima", "range": [lo, hi], "scale": "log"|"linear", "params"} (slope: the exact
+// d objective / dt at the argmin, docs/sensitivity.md §22; params:
 // to_json(Params) at the argmin).
 nlohmann::ordered_json to_json(const OptimizeResult& r);
 // `icl optimize`: "minimum idg = V at lambda = X (message; N solves)", numbers in full
@@ -99,11 +100,16 @@ std::string to_text(const OptimizeResult& r);
 
 // Phase boundaries (docs/errors_phases.md §19), the `icl boundary --json` layout:
 // {"criterion": {"type", "quantity"[, "level"]}, "x": NAME, "y": NAME, "range": [lo, hi],
-//  "scale", ["derivative_step",] "converged", "status", "message",
+//  "scale", ["derivative",] "converged", "status", "message",
 //  "points": [{"<y>": y, "<x>": x|null, "value", ["slope",] "converged", "status", "message",
-//              "candidates", "evaluations"}], "params"} (params: to_json(Params) of the base).
+//              "candidates", "evaluations"}],
+//  ["trace": {"status", "message", "turning_points", "largest_residual", "evaluations",
+//             "points": [{"<x>", "<y>", "value", "residual", "arclength"}]},]
+//  "params"} (params: to_json(Params) of the base).
 nlohmann::ordered_json to_json(const BoundaryResult& r);
 // The TSV: <y>, <x>, value, [slope (Steepest),] converged, candidates, evaluations; one row per y.
 numerics::Table to_table(const BoundaryResult& r);
+// The traced curve (BoundaryOptions::trace): <x> <y> value residual arclength, one row per point.
+numerics::Table trace_table(const BoundaryResult& r);
 
 }  // namespace icl::theory

@@ -1,5 +1,5 @@
 // The spectral values of the saddle point, R_{k,j} and T_{k,j} for j <= 2, as a scalar type T
-// carrying derivatives in the parameters and in z (docs/errors_phases.md §22.2): the Stieltjes
+// carrying derivatives in the parameters and in z (docs/sensitivity.md §22.2): the Stieltjes
 // transform of the law of S is lifted from its double value by numerics/stieltjes_lift.hpp, and
 // everything else is algebra in T:
 //   R_{0,1} = m, R_{0,2} = dm/dz, R_{k,0} = (1/D) tr S^k (closed forms in the parameters),

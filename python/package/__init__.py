@@ -62,7 +62,7 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
     to_pandas() has every input parameter of every point.
 
     gradient=True adds the exact derivatives of every output with respect to every parameter
-    (implicit differentiation through the root, docs/errors_phases.md §22): Solution.gradient
+    (implicit differentiation through the root, docs/sensitivity.md §22): Solution.gradient
     {output: {parameter: value}} with .gradient_status; a SolutionArray's .gradient holds
     arrays, and its columns (and to_pandas()) d_<E>_d_<x> and the elasticities el_<E>_<x> of
     the errors E.
@@ -132,7 +132,7 @@ def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_s
     dim 40).
 
     gradient=True adds the columns d_<E>_d_<x> and el_<E>_<x> of `icl sweep --gradient` (the
-    exact derivatives and elasticities of the errors, docs/errors_phases.md §22) and .gradient,
+    exact derivatives and elasticities of the errors, docs/sensitivity.md §22) and .gradient,
     {output: {parameter: array}} for every output.
 
     checkpoint=PATH (with simulate=True): each point's simulation is kept in PATH.partial/ as
@@ -201,6 +201,51 @@ def boundary(*args, **kwargs):
     params = args[0] if args else kwargs.get("params")
     result.base = params.copy()  # to_pandas(): every parameter of each row's point
     return result
+
+
+def propagate(params, cov, *, method="saddle", outputs=None):
+    """Propagate parameter uncertainty to the outputs by the delta method (docs/errors_phases.md
+    §22.5): Var(E) = g^T C g with g the exact gradient of E in the parameters of `cov`.
+
+    cov: {name: variance} for independent parameters, or (names, matrix) with a covariance
+    matrix over `names` (e.g. a fitted sigma with its standard error: {"sigma": 0.02**2}).
+    Returns {output: (value, standard deviation)} for `outputs` (any output of the gradient;
+    default: tm, idg, odg, and shift with a shifted protocol). First order: valid while the standard deviations are small
+    against the scale on which the gradient changes. Raises InvalidParams (field 'cov') for an
+    unknown name or a matrix that is not a symmetric positive semi-definite one of that size,
+    NumericalError when the gradient is not available (e.g. the solve did not converge).
+    """
+    s = _core.solve(params, method=method, gradient=True)
+    status = s.gradient_status
+    if status["status"] != "converged":
+        raise NumericalError(f"propagate: no gradient ({status['message']})")
+    if isinstance(cov, dict):
+        names = list(cov)
+        matrix = np.diag([float(cov[n]) for n in names])
+    else:
+        names, matrix = list(cov[0]), np.asarray(cov[1], dtype=float)
+    names = ["lambda" if n == "lambda_" else n for n in names]
+
+    def refuse(why):
+        e = InvalidParams(f"cov: {why}")
+        e.field = "cov"
+        return e
+
+    unknown = [n for n in names if n not in status["parameters"]]
+    if unknown:
+        raise refuse(f"'{unknown[0]}' is not a parameter of this point's gradient "
+                     f"({', '.join(status['parameters'])})")
+    if matrix.shape != (len(names), len(names)) or not np.allclose(matrix, matrix.T) or \
+            np.linalg.eigvalsh(matrix).min() < -1e-12 * max(1.0, np.abs(matrix).max()):
+        raise refuse(f"needs a symmetric positive semi-definite {len(names)} x {len(names)} "
+                     "covariance")
+    if outputs is None:
+        outputs = ["tm", "idg", "odg"] + (["shift"] if "shift" in s.gradient else [])
+    out = {}
+    for o in outputs:
+        g = np.array([s.gradient[o][n] for n in names])
+        out[o] = (s.quantity(o), float(np.sqrt(max(0.0, g @ matrix @ g))))
+    return out
 
 
 from . import distributed  # noqa: E402  (imports dask only when used)

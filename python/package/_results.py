@@ -110,7 +110,7 @@ class SolutionArray:
     decomposition        {"tm"|"idg"|"odg": {"algo", "mem", "struct": array}}
     order                {"q", "m", "chi", "qbar", "chibar", "mbar", "m0", "q0", "qhat", ...: array}
     z, e                 arrays; regime: array of "task-rich" | "task-poor" | "boundary"
-    gradient             with gradient=True: {output: {parameter: array}} (docs/errors_phases.md §22);
+    gradient             with gradient=True: {output: {parameter: array}} (docs/sensitivity.md §22);
                          the columns d_<E>_d_<x>, el_<E>_<x> of the errors are in columns()
     a["idg"], a["odg_struct"], a["q"], ...: any column of `icl sweep` by name (columns())
     to_pandas()          one row per point: the inputs, then every column
@@ -340,10 +340,11 @@ class OptimizeResult(dict):
 
 class BoundaryResult(dict):
     """Result of boundary(): the dict of `icl boundary --json` (criterion, x, y, range, scale,
-    [derivative, derivative_step,] converged, status, message, points, params).
+    [derivative,] converged, status, message, points, params).
     to_pandas(): one row per y value (the columns of its point: y, x (NaN where none), value,
     [slope,] converged, status, message, candidates, evaluations), then the criterion and every
-    other parameter of the base point as constant columns."""
+    other parameter of the base point as constant columns. trace_to_pandas(): the traced curve
+    (trace=True)."""
 
     def to_pandas(self):
         pd = _pandas()
@@ -355,16 +356,32 @@ class BoundaryResult(dict):
             frame["level"] = c["level"]
         if "derivative" in self:
             frame["derivative"] = self["derivative"]
+        return _with_parameters(frame, self._parameters_of(self["points"]))
+
+    def _parameters_of(self, points):
+        """Every parameter of each point {x: .., y: ..} by the library's Params.set from the
+        base point (boundary() keeps it: alpha_test follows alpha, gamma = tau / kappa), or
+        the base point's values (a result unpickled without it)."""
         base = getattr(self, "base", None)
-        if base is None:  # unpickled without it: the base point's values
-            return _with_parameters(frame, parameter_columns(self["params"]))
+        if base is None:
+            return parameter_columns(self["params"])
         rows = []
         x, y = self["x"], self["y"]
-        for pt in self["points"]:  # each row's point by the library's Params.set
+        for pt in points:
             q = base.copy()
             q.set(y, pt[y])
             if pt[x] is not None:
                 q.set(x, pt[x])
             rows.append(parameter_columns(q))
-        per_row = {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
-        return _with_parameters(frame, per_row)
+        return {k: np.array([r[k] for r in rows]) for k in rows[0]} if rows else {}
+
+    def trace_to_pandas(self):
+        """With trace=True: the traced curve, one row per point (x, y, value, residual,
+        arclength), then the criterion and the base point's other parameters."""
+        pd = _pandas()
+        if "trace" not in self:
+            raise ValueError("boundary(..., trace=True) has a trace; this result has none")
+        frame = pd.DataFrame(self["trace"]["points"])
+        frame["criterion"] = self["criterion"]["type"]
+        frame["quantity"] = self["criterion"]["quantity"]
+        return _with_parameters(frame, self._parameters_of(self["trace"]["points"]))

@@ -10,7 +10,7 @@ class OptimizeTest(unittest.TestCase):
         p = icl.Params()
         r = icl.optimize(p, "lambda", minimize="idg", range=(1e-3, 10.0))
         self.assertEqual(list(r.keys()),
-                         ["objective", "over", "argmin", "minimum", "converged", "status",
+                         ["objective", "over", "argmin", "minimum", "slope", "converged", "status",
                           "message", "evaluations", "interior_minima", "range", "scale",
                           "params"])
         self.assertTrue(r["converged"])

@@ -456,7 +456,7 @@ numerics::Table to_table(const SweepResult& r) {
   numerics::Table t;
   t.columns = {"index", o.name};
   for (const auto& c : theory::solution_columns(shift)) t.columns.push_back(c);
-  // With SolveOptions::gradient: d_<E>_d_<x> and el_<E>_<x> (docs/errors_phases.md §22).
+  // With SolveOptions::gradient: d_<E>_d_<x> and el_<E>_<x> (docs/sensitivity.md §22).
   std::vector<std::string> gradient;
   if (o.theory.solve.gradient && !r.points.empty())
     gradient = theory::gradient_columns(r.points.front().solution.params, o.theory.solve.method);
