@@ -4,6 +4,8 @@
 // X*Gamma and X^T*(diag(u) Sm)), single thread. Also one seed with a general task covariance.
 #include <benchmark/benchmark.h>
 
+#include "numerics/blas.hpp"
+#include "verify/lowrank/detail/normal_operator.hpp"
 #include "verify/lowrank/simulator.hpp"
 
 namespace {
@@ -62,21 +64,46 @@ void BM_SeedGeneralSpectrum(benchmark::State& state) {
 }
 BENCHMARK(BM_SeedGeneralSpectrum)->Arg(60)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The dense operator alone (the hot loop).
+// The dense operator alone (the hot loop), 4 N D^2 flops: second argument 0 = Eigen's products
+// (the reference), 1 = BLAS on row blocks on one thread, 2 = on two threads. GFLOP/s per CPU
+// second (one thread: against the core's peak) and per wall second.
 void BM_Operator(benchmark::State& state) {
-  const int D = int(state.range(0));
+  const int D = int(state.range(0)), mode = int(state.range(1));
   const auto p = paper_point();
   Rng rng(1);
   const Dataset d = generate(p, D, rng, Sampler::Factorized);
   MatrixXd G = MatrixXd::Identity(D, D) * 0.5;
+  detail::NormalOperator op(d, 0.0, std::max(1, mode), mode != 0);
+  MatrixXd out(D, D);
   for (auto _ : state) {
-    MatrixXd out = apply_normal_operator(d, G, 0.0, state.range(1) != 0);
+    op.apply(G, out);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["GFLOPs"] = benchmark::Counter(4.0 * d.n.N * double(D) * D * state.iterations() * 1e-9,
-                                                benchmark::Counter::kIsRate);
+  const double flops = 4.0 * d.n.N * double(D) * D * state.iterations() * 1e-9;
+  state.counters["GFLOPs"] = benchmark::Counter(flops, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Operator)->ArgsProduct({{60, 150}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Operator)
+    ->ArgsProduct({{60, 100, 200, 300}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime();
+
+// The machine's limit for the rows above: one large square dgemm (n = 1500) through the same
+// BLAS on one thread, GFLOP/s per CPU second.
+void BM_PeakDgemm(benchmark::State& state) {
+  const int n = int(state.range(0));
+  const MatrixXd A = MatrixXd::Random(n, n), B = MatrixXd::Random(n, n);
+  MatrixXd C(n, n);
+  using icl::numerics::Transpose;
+  for (auto _ : state) {
+    icl::numerics::gemm(Transpose::No, Transpose::No, n, n, n, 1.0, A.data(), n, B.data(), n, 0.0,
+                        C.data(), n);
+    benchmark::DoNotOptimize(C.data());
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(2.0 * n * double(n) * n * state.iterations() * 1e-9,
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel(icl::numerics::blas_description());
+}
+BENCHMARK(BM_PeakDgemm)->Arg(1500)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
 
 }  // namespace
 

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "numerics/error.hpp"
 #include "verify/lowrank/compare.hpp"
+#include "verify/lowrank/detail/normal_kernel.hpp"
 #include "verify/lowrank/gd_demo.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "verify/lowrank/simulator.hpp"
@@ -164,7 +166,7 @@ TEST_CASE("same seed gives the same output, independent of the thread count") {
   CHECK(d.error.tm.mean != a.error.tm.mean);
 }
 
-TEST_CASE("packed (AVX2 when available) normal operator equals the Eigen products") {
+TEST_CASE("blocked (BLAS) normal operator equals the Eigen products") {
   Params p = base_params();
   for (int D : {7, 12, 17}) {
     Rng rng(40 + D);
@@ -174,6 +176,61 @@ TEST_CASE("packed (AVX2 when available) normal operator equals the Eigen product
     const MatrixXd b = apply_normal_operator(d, G, 0.1, true);
     CHECK(max_abs(a - b) < 1e-13 * max_abs(a));
   }
+}
+
+TEST_CASE("blocked normal operator: several blocks per lane, the same bits on any thread count") {
+  // D = 24, tau = 40: N = 23040 rows, more than kLanes x kBlockRows, so each lane sums several
+  // blocks; the lanes' partials are added in a fixed order (detail/normal_kernel.hpp).
+  Params p = base_params();
+  p.tau = 40;
+  Rng rng(3);
+  const Dataset d = generate(p, 24, rng, Sampler::Factorized);
+  REQUIRE(d.n.N > detail::BlockedNormalOperator::kLanes * detail::BlockedNormalOperator::kBlockRows);
+  const MatrixXd G = MatrixXd::Random(24, 24);
+  const MatrixXd ref = apply_normal_operator(d, G, 0.0, false);
+  const MatrixXd one = apply_normal_operator(d, G, 0.0, true, 1);
+  CHECK(max_abs(one - ref) < 1e-12 * max_abs(ref));
+  for (int threads : {2, 3, 8, 64}) {
+    INFO(threads);
+    CHECK(apply_normal_operator(d, G, 0.0, true, threads) == one);
+  }
+  CHECK(normal_rhs(d, 3) == normal_rhs(d, 1));
+  const MatrixXd B = MatrixXd(d.X.transpose() * (d.Sm.array().colwise() * d.y.array()).matrix()) /
+                     double(d.n.N);
+  CHECK(max_abs(normal_rhs(d) - B) < 1e-12 * max_abs(B));
+  // A whole fit on 1 and 2 threads: the same Gamma, bit for bit.
+  CgOptions o;
+  const RidgeFit f1 = train_cg(d, 0.0, o);
+  o.threads = 2;
+  const RidgeFit f2 = train_cg(d, 0.0, o);
+  CHECK(f1.converged());
+  CHECK(f1.iterations == f2.iterations);
+  CHECK(f1.Gamma == f2.Gamma);
+}
+
+TEST_CASE("CG reports its iterations with an estimated total, and a throwing report stops nothing") {
+  Params p = base_params();
+  Rng rng(4);
+  const Dataset d = generate(p, 20, rng, Sampler::Factorized);
+  CgOptions o;
+  const RidgeFit plain = train_cg(d, 0.0, o);
+  std::vector<std::size_t> done, total;
+  o.progress = [&](std::size_t k, std::size_t n, const std::string& what) {
+    CHECK(what == "CG iteration");
+    done.push_back(k);
+    total.push_back(n);
+    throw std::runtime_error("stop");  // the caller's business: the fit goes on
+  };
+  const RidgeFit reported = train_cg(d, 0.0, o);
+  CHECK(reported.Gamma == plain.Gamma);
+  REQUIRE(int(done.size()) == plain.iterations);
+  for (std::size_t k = 0; k < done.size(); ++k) {
+    CHECK(done[k] == k + 1);
+    CHECK(total[k] > done[k] - (k + 1 == done.size() ? 1 : 0));
+  }
+  CHECK(total.back() == done.back());  // converged: the total is the last iteration
+  // The estimate from the average rate is close after a few iterations.
+  CHECK(std::abs(double(total[plain.iterations / 2]) - plain.iterations) <= 0.25 * plain.iterations);
 }
 
 TEST_CASE("ill-posedness demo: gradient descent depends on its initialization in null(S)") {
@@ -347,12 +404,19 @@ TEST_CASE("a progress function that throws stops a simulation, which keeps the f
     o.seeds = 6;
     o.threads = threads;
     std::size_t reports = 0;
-    auto stop_at_2 = [&](std::size_t done, std::size_t, const std::string&) {
+    std::size_t cg_reports_after_stop = 0;
+    auto stop_at_2 = [&](std::size_t done, std::size_t, const std::string& what) {
+      if (what != "seed") {  // a seed's CG iterations ("seed k CG iteration")
+        CHECK(what.find(" CG iteration") != std::string::npos);
+        if (reports >= 2) ++cg_reports_after_stop;
+        return;
+      }
       ++reports;
       if (done == 2) throw std::runtime_error("stop");
     };
     const SimulationResult r = run(Params{}, o, stop_at_2);
     CHECK(reports == 2);  // no report after the stopping one
+    CHECK(cg_reports_after_stop == 0);
     CHECK(r.status == icl::numerics::Status::Interrupted);
     CHECK(r.has_estimates());
     const std::size_t k = r.per_seed.size();

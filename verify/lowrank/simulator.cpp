@@ -12,6 +12,7 @@
 #include "numerics/error.hpp"
 #include "numerics/memory.hpp"
 #include "numerics/parallel.hpp"
+#include "verify/lowrank/detail/normal_kernel.hpp"
 #include "verify/lowrank/serialize.hpp"
 #include "numerics/timing.hpp"
 
@@ -178,16 +179,15 @@ double SimOptions::memory_bytes(const theory::Params& p) const {
   const Sizes n = sizes(p, dim);
   const double N = n.N, D = n.D, d8 = sizeof(double);
   // Per seed (data.cpp, training.cpp, detail/normal_kernel.hpp): the queries X and context
-  // estimates Sm (N x D each); CG adds the kernel's row-major copies of both (padded to multiples
-  // of 4 rows and 8 columns) and one N x D temporary (the right-hand side, then the loss's
-  // predictions); the direct solver instead the N x D^2 features (twice for the minimum-norm
-  // decomposition's copy) and the D^2 x D^2 normal matrix. Then the labels and task indices, the
-  // tasks W (D x M0), and about twenty D x D matrices (Gamma and the CG vectors, the
-  // preconditioner's eigenvectors, the test moments, Sigma and its root).
+  // estimates Sm (N x D each); CG adds the blocked products' work space (a block of rows per
+  // thread and a D x D partial per lane); the
+  // direct solver instead the N x D^2 features (twice for the minimum-norm decomposition's copy)
+  // and the D^2 x D^2 normal matrix. Then the labels and task indices, the tasks W (D x M0),
+  // and about twenty D x D matrices (Gamma and the CG vectors, the preconditioner's
+  // eigenvectors, the test moments, Sigma and its root).
   double seed = 2 * N * D * d8 + N * (d8 + sizeof(int)) + D * n.M0 * d8 + 20 * D * D * d8;
   if (solver == Solver::CG) {
-    const double Np = 4 * std::ceil(N / 4), Dp = 8 * std::ceil(D / 8);
-    seed += 2 * Np * Dp * d8 + N * D * d8;
+    seed += detail::BlockedNormalOperator::work_bytes(D, threads_per_seed());
   } else {
     const double P = D * D;
     seed += (min_norm && p.lambda == 0 ? 2 : 1) * N * P * d8 + P * P * d8;
@@ -200,8 +200,11 @@ CgOptions SimOptions::cg() const {
   c.tolerance = cg_tolerance;
   c.max_iterations = cg_max_iterations;
   c.min_norm = min_norm;
+  c.threads = threads_per_seed();
   return c;
 }
+
+int SimOptions::threads_per_seed() const { return std::max(1, threads / std::min(threads, seeds)); }
 
 theory::FiniteDimOptions finite_dim_options(const SimOptions& so) {
   theory::FiniteDimOptions fo;
@@ -214,7 +217,8 @@ bool ridgeless_point(const theory::Params& p) { return p.lambda == 0 && p.tau < 
 
 TheoryRef theory_ref(const theory::Solution& s) { return TheoryRef{s.z, s.e, s.nu}; }
 
-SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed) {
+SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed,
+                         const numerics::Progress& cg_progress) {
   check_odg_kind(p, o.odg);
   const auto t0 = Clock::now();
   Rng rng(seed);
@@ -222,7 +226,9 @@ SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint
   SeedMeasurement m;
   m.seed = seed;
   m.data_seconds = seconds_since(t0);
-  const RidgeFit fit = o.solver == Solver::CG ? train_cg(d, p.lambda, o.cg())
+  CgOptions cg = o.cg();
+  cg.progress = cg_progress;
+  const RidgeFit fit = o.solver == Solver::CG ? train_cg(d, p.lambda, cg)
                                               : train_direct(d, p.lambda, o.min_norm);
   m.status = fit.status;
   m.message = fit.message;
@@ -276,8 +282,22 @@ SimulationResult run(const theory::Params& p, const SimOptions& options,
   std::size_t done = 0;
   auto worker = [&] {
     for (int k; !cancelled && (k = next.fetch_add(1)) < o.seeds;) {
+      // The seed's CG iterations as a stage of their own; a stop request from them lets the
+      // seed finish (the seeds in progress finish) and takes no new one.
+      numerics::Progress cg_progress;
+      if (progress)
+        cg_progress = [&, k](std::size_t done, std::size_t total, const std::string& what) {
+          std::lock_guard<std::mutex> lock(report);
+          if (cancelled) return;
+          try {
+            progress(done, total, "seed " + std::to_string(k) + " " + what);
+          } catch (...) {
+            cancelled = true;
+          }
+        };
       try {
-        seeds[k] = run_seed(p, o, numerics::derive_seed(o.base_seed, std::uint64_t(k)));
+        seeds[k] = run_seed(p, o, numerics::derive_seed(o.base_seed, std::uint64_t(k)),
+                            cg_progress);
       } catch (...) {
         errors[k] = std::current_exception();
       }

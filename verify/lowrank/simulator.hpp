@@ -30,7 +30,9 @@ struct SimOptions {
   int dim = 60;                    // token dimension D, 2..2000
   int seeds = 5;                   // independent seeds, >= 1
   std::uint64_t base_seed = 20251; // seed k is derive_seed(base_seed, k)
-  int threads = 2;                 // worker threads over seeds, >= 1 (results do not depend on it)
+  // Worker threads, >= 1 (results do not depend on it): min(threads, seeds) seeds run at once,
+  // each training on threads_per_seed() of them (docs/simulation.md §13.4).
+  int threads = 2;
   OdgKind odg = OdgKind::Isotropic;  // Subspace only for low-rank tasks (no task_spectrum)
   Sampler sampler = Sampler::Factorized;
   Solver solver = Solver::CG;        // Direct needs dim <= 40
@@ -61,7 +63,8 @@ struct SimOptions {
   // The fields and their combination with p: p.validate(), odg (Subspace with a task_spectrum),
   // lambda (0 with N < D^2 without min_norm).
   void validate(const theory::Params& p) const;
-  CgOptions cg() const;  // the CG options of one seed's training
+  CgOptions cg() const;  // the CG options of one seed's training (with threads_per_seed())
+  int threads_per_seed() const;  // threads / min(threads, seeds), at least 1
   // The memory a simulation of p holds at its peak, in bytes (docs/simulation.md §13.9): the
   // arrays of the min(threads, seeds) seeds that run at once (N x D queries and context
   // estimates with the CG's N x D work arrays, or the dense N x D^2 features of the direct
@@ -124,7 +127,9 @@ bool ridgeless_point(const theory::Params& p);
 TheoryRef theory_ref(const theory::Solution& s);
 
 // One full seed: data, training, measurements (validates o against p).
-SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed);
+// cg_progress: the seed's CG iterations (CgOptions::progress).
+SeedMeasurement run_seed(const theory::Params& p, const SimOptions& o, std::uint64_t seed,
+                         const numerics::Progress& cg_progress = {});
 
 // The simulation at one point: seeds spread over o.threads std::threads; progress(done, seeds,
 // "seed") after each seed. Throws InvalidParams for invalid options. The progress function may

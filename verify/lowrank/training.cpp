@@ -10,6 +10,7 @@
 #include <Eigen/QR>
 
 #include "numerics/error.hpp"
+#include "numerics/parallel.hpp"
 #include "verify/lowrank/detail/normal_operator.hpp"
 #include "numerics/timing.hpp"
 
@@ -17,15 +18,15 @@ namespace icl::verify::lowrank {
 
 namespace detail {
 
-NormalOperator::NormalOperator(const Dataset& data, double lambda, bool use_packed)
+NormalOperator::NormalOperator(const Dataset& data, double lambda, int threads, bool use_blocked)
     : d_(data), ridge_(lambda * data.n.M0 / double(data.n.N)) {
-  if (use_packed) packed_.emplace(d_.X, d_.Sm);
+  if (use_blocked) blocked_.emplace(d_.X, d_.Sm, threads);
   else XG_.resize(d_.n.N, d_.n.D);
 }
 
 void NormalOperator::apply(const MatrixXd& G, MatrixXd& out) {
-  if (packed_) {
-    packed_->apply(G, out);
+  if (blocked_) {
+    blocked_->apply(G, out);
   } else {
     XG_.noalias() = d_.X * G;
     const VectorXd u = XG_.cwiseProduct(d_.Sm).rowwise().sum();
@@ -57,10 +58,10 @@ void check_well_posed(const Dataset& d, double lambda, bool min_norm) {
 // eigendecompositions: exact for the expected operator when queries are independent of s.
 struct KroneckerPreconditioner {
   MatrixXd U, V, inv_denominator;
-  KroneckerPreconditioner(const Dataset& d, double ridge) {
+  KroneckerPreconditioner(const Dataset& d, double ridge, int threads) {
     const double N = d.n.N;
-    Eigen::SelfAdjointEigenSolver<MatrixXd> ex(MatrixXd(d.X.transpose() * d.X) / N);
-    Eigen::SelfAdjointEigenSolver<MatrixXd> es(MatrixXd(d.Sm.transpose() * d.Sm) / N);
+    Eigen::SelfAdjointEigenSolver<MatrixXd> ex(detail::blocked_gram(d.X, threads) / N);
+    Eigen::SelfAdjointEigenSolver<MatrixXd> es(detail::blocked_gram(d.Sm, threads) / N);
     U = ex.eigenvectors();
     V = es.eigenvectors();
     const VectorXd a = ex.eigenvalues().cwiseMax(0.0), b = es.eigenvalues().cwiseMax(0.0);
@@ -79,6 +80,22 @@ struct KroneckerPreconditioner {
 
 double dot(const MatrixXd& a, const MatrixXd& b) { return a.cwiseProduct(b).sum(); }
 
+// CgOptions::progress after iteration `it` (relative residual rel0 at the start, rel now).
+void report_iteration(const CgOptions& o, int it, double rel0, double rel) {
+  int total = o.max_iterations;
+  if (rel <= o.tolerance) {
+    total = it;
+  } else if (rel < rel0) {
+    const double per_iteration = std::log(rel / rel0) / it;  // < 0: the average rate so far
+    const double more = std::ceil(std::log(o.tolerance / rel) / per_iteration);
+    total = int(std::min<double>(o.max_iterations, it + std::max(1.0, more)));
+  }
+  try {
+    o.progress(std::size_t(it), std::size_t(std::max(total, it)), "CG iteration");
+  } catch (...) {  // the caller's to handle (CgOptions::progress)
+  }
+}
+
 }  // namespace
 
 const char* to_string(Solver s) { return s == Solver::CG ? "cg" : "direct"; }
@@ -93,19 +110,19 @@ void CgOptions::validate() const {
     throw InvalidParams("cg_tolerance", "must be in (0, 1), got " + std::to_string(tolerance));
   if (max_iterations < 1)
     throw InvalidParams("cg_max_iterations", "must be >= 1, got " + std::to_string(max_iterations));
+  numerics::check_threads(threads, false);
 }
 
-MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda,
-                               bool packed) {
-  detail::NormalOperator op(d, lambda, packed);
+MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda, bool blocked,
+                               int threads) {
+  detail::NormalOperator op(d, lambda, threads, blocked);
   MatrixXd out(d.n.D, d.n.D);
   op.apply(G, out);
   return out;
 }
 
-MatrixXd normal_rhs(const Dataset& d) {
-  MatrixXd T = d.Sm.array().colwise() * d.y.array();
-  return MatrixXd(d.X.transpose() * T) / double(d.n.N);
+MatrixXd normal_rhs(const Dataset& d, int threads) {
+  return detail::BlockedNormalOperator(d.X, d.Sm, threads).weighted_cross(d.y) / double(d.n.N);
 }
 
 double training_loss(const Dataset& d, const MatrixXd& G, double lambda) {
@@ -120,8 +137,8 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& o) {
   const int D = d.n.D;
   // Minimum-norm (lambda = 0, N < D^2): plain CG from zero stays in the range of the operator.
   const bool use_pc = o.precondition && !(o.min_norm && lambda == 0.0);
-  detail::NormalOperator op(d, lambda);
-  const MatrixXd B = normal_rhs(d);
+  detail::NormalOperator op(d, lambda, o.threads);
+  const MatrixXd B = normal_rhs(d, o.threads);
   const double bnorm = B.norm();
   RidgeFit res;
   res.Gamma = MatrixXd::Zero(D, D);
@@ -130,7 +147,7 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& o) {
     return res;
   }
   std::optional<KroneckerPreconditioner> pc;
-  if (use_pc) pc.emplace(d, op.ridge());
+  if (use_pc) pc.emplace(d, op.ridge(), o.threads);
   auto precond = [&](const MatrixXd& R) { return use_pc ? pc->apply(R) : R; };
   MatrixXd& G = res.Gamma;
   if (o.start) G = *o.start;
@@ -143,6 +160,7 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& o) {
   double rz = dot(R, Z);
   int it = 0;
   double rel = R.norm() / bnorm;
+  const double rel0 = rel;
   while (rel > o.tolerance && it < o.max_iterations) {
     op.apply(P, AP);
     const double pap = dot(P, AP);
@@ -152,6 +170,7 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& o) {
     R -= step * AP;
     ++it;
     rel = R.norm() / bnorm;
+    if (o.progress) report_iteration(o, it, rel0, rel);
     if (rel <= o.tolerance) break;
     Z = precond(R);
     const double rz_new = dot(R, Z);

@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 
+#include "numerics/progress.hpp"
 #include "numerics/status.hpp"
 #include "verify/lowrank/data.hpp"
 
@@ -27,6 +28,14 @@ struct CgOptions {
   bool min_norm = false;
   bool precondition = true;        // Kronecker preconditioner (ignored for the minimum norm)
   const MatrixXd* start = nullptr; // initial Gamma (D x D); default: the preconditioned rhs / zero
+  // Threads of the operator's products within this one fit (1..numerics::kMaxThreads; at most
+  // detail::BlockedNormalOperator::kLanes are used). Gamma does not depend on it.
+  int threads = 1;
+  // Called after every iteration with (iteration, estimated total, "CG iteration"): the total is
+  // the iteration count at which the residual, shrinking at its average rate so far, reaches
+  // the tolerance (at least iteration + 1). An exception from it stops nothing: it is the
+  // caller's (run() records an interrupt from it and lets the fit finish).
+  numerics::Progress progress;
   void validate() const;           // InvalidParams naming the field
 };
 
@@ -47,10 +56,11 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& options = {}
 // Dense solve (D <= 40); status NumericalFailure when the factorization fails.
 RidgeFit train_direct(const Dataset& d, double lambda, bool min_norm = false);
 // The normal operator (1/N)[X^T diag(rowdot(X G, Sm)) Sm] + (lambda M0/N) G and right side.
-// packed: the AVX2/FMA kernel of detail/normal_kernel.hpp (used by the solvers); else Eigen products.
+// blocked: BLAS products on fixed row blocks (detail/normal_kernel.hpp, used by the solvers) on
+// `threads` threads; else plain Eigen products.
 MatrixXd apply_normal_operator(const Dataset& d, const MatrixXd& G, double lambda,
-                               bool packed = false);
-MatrixXd normal_rhs(const Dataset& d);
+                               bool blocked = false, int threads = 1);
+MatrixXd normal_rhs(const Dataset& d, int threads = 1);  // (1/N) X^T diag(y) Sm
 double training_loss(const Dataset& d, const MatrixXd& G, double lambda);  // the sum loss
 
 }  // namespace icl::verify::lowrank

@@ -11,14 +11,16 @@ namespace icl::verify::lowrank::detail {
 // out = (1/N) X^T diag(rowdot(X G, Sm)) Sm + ridge G, ridge = lambda M0 / N.
 class NormalOperator {
  public:
-  NormalOperator(const Dataset& data, double lambda, bool use_packed = true);
+  // threads: for the blocked BLAS products (1..BlockedNormalOperator::kLanes used); the
+  // result does not depend on it. use_blocked = false: plain Eigen products (a test reference).
+  NormalOperator(const Dataset& data, double lambda, int threads = 1, bool use_blocked = true);
   void apply(const MatrixXd& G, MatrixXd& out);
   double ridge() const { return ridge_; }
 
  private:
   const Dataset& d_;
   double ridge_;
-  std::optional<PackedNormalOperator> packed_;  // the fast kernel (detail/normal_kernel.hpp)
+  std::optional<BlockedNormalOperator> blocked_;  // BLAS on row blocks (detail/normal_kernel.hpp)
   MatrixXd XG_;                                 // N x D work space of the Eigen path
 };
 
