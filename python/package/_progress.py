@@ -1,8 +1,9 @@
 """Progress reporting for long calls: progress=None | False | True | "tqdm" | callable.
 
 The compiled core calls progress(done, total, what) with the GIL held after each unit of work
-(a point of a sweep, a seed of a simulation) and checks for Ctrl-C there, so an interrupt
-raises KeyboardInterrupt instead of waiting for the whole call.
+(a point of a sweep, a seed of a simulation, and within a seed each CG iteration, as the stage
+"seed k CG iteration") and checks for Ctrl-C there, so an interrupt raises KeyboardInterrupt
+instead of waiting for the whole call.
 """
 import contextlib
 import sys
@@ -27,6 +28,8 @@ class _Bar:
 
     def __call__(self, done, total, what):
         if self.use_tqdm:
+            if "CG iteration" in what:  # a seed's inner stage: the bar counts seeds
+                return
             if self.bar is None:
                 self.bar = _tqdm()(total=total, desc=self.desc, unit=what)
             self.bar.total = total

@@ -271,8 +271,14 @@ class ProgressTest(unittest.TestCase):
                   progress=lambda d, n, w: calls.append(d))
         self.assertEqual(calls, [1, 2, 3, 4, 5])  # serialized, increasing
         calls.clear()
-        icl.simulate(icl.Params(), dim=10, seeds=3, seed=1, progress=lambda d, n, w: calls.append((d, n, w)))
-        self.assertEqual(calls, [(1, 3, "seed"), (2, 3, "seed"), (3, 3, "seed")])
+        icl.simulate(icl.Params(), dim=10, seeds=3, seed=1, threads=1,
+                     progress=lambda d, n, w: calls.append((d, n, w)))
+        self.assertEqual([c for c in calls if c[2] == "seed"],
+                         [(1, 3, "seed"), (2, 3, "seed"), (3, 3, "seed")])
+        # Within each seed its CG iterations, a stage of their own (docs/simulation.md §13.4).
+        cg = [c for c in calls if c[2] != "seed"]
+        self.assertEqual({c[2] for c in cg}, {f"seed {k} CG iteration" for k in range(3)})
+        self.assertTrue(all(d <= n for d, n, _ in cg))
 
     def test_an_exception_in_the_callback_stops_the_call_and_propagates(self):
         class Stop(Exception):
@@ -281,6 +287,8 @@ class ProgressTest(unittest.TestCase):
         seen = []
 
         def stop_at_2(done, total, what):
+            if "CG iteration" in what:  # a simulation's seeds report their CG iterations too
+                return
             seen.append(done)
             if done == 2:
                 raise Stop()
@@ -302,7 +310,7 @@ class ProgressTest(unittest.TestCase):
         # finish and the finished ones, a prefix 0..k-1, are the result, status 'interrupted'
         # with a warning; they equal a run of k seeds bit for bit (seed k is derive_seed(seed, k)).
         def interrupt_at_2(done, total, what):
-            if done == 2:
+            if what == "seed" and done == 2:
                 raise KeyboardInterrupt
 
         for threads in (1, 2):
