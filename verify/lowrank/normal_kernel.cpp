@@ -43,8 +43,30 @@ Eigen::MatrixXd sum_over_lanes(long N, int D, int threads, double* work, double*
   return out;
 }
 
-// work (m x D, leading dimension m) <- diag(u) Sb, Sb the block's rows of Sm (leading dim. N).
-void scale_rows(const double* u, const double* Sb, long N, int m, int D, double* work) {
+// The two passes between the products, compiled for AVX-512, AVX2 and baseline x86-64 and
+// chosen once at load time for the CPU (GCC's target_clones), so one machine always runs the
+// same code; across kinds of CPU the results differ by rounding (fused multiply-adds), as
+// OpenBLAS's kernels do (docs/simulation.md §13.4).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ICL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ICL_CLONES
+#endif
+
+// u_i = sum_j work(i, j) Sb(i, j): work m x D (leading dimension m), Sb the block's rows of Sm
+// (leading dimension N).
+ICL_CLONES void row_dots(const double* work, const double* Sb, long N, int m, int D, double* u) {
+  std::fill(u, u + m, 0.0);
+  for (int j = 0; j < D; ++j) {
+    const double* wj = work + std::size_t(j) * m;
+    const double* sj = Sb + std::size_t(j) * N;
+    for (int i = 0; i < m; ++i) u[i] += wj[i] * sj[i];
+  }
+}
+
+// work (m x D, leading dimension m) <- diag(u) Sb.
+ICL_CLONES void scale_rows(const double* u, const double* Sb, long N, int m, int D,
+                           double* work) {
   for (int j = 0; j < D; ++j) {
     double* wj = work + std::size_t(j) * m;
     const double* sj = Sb + std::size_t(j) * N;
@@ -78,12 +100,8 @@ void BlockedNormalOperator::apply(const Eigen::MatrixXd& G, Eigen::MatrixXd& out
     numerics::gemm(Transpose::No, Transpose::No, m, D, D, 1.0, Xb, int(N), G.data(), D, 0.0,
                    work, m);
     thread_local std::vector<double> u;
-    u.assign(std::size_t(m), 0.0);
-    for (int j = 0; j < D; ++j) {
-      const double* wj = work + std::size_t(j) * m;
-      const double* sj = Sb + std::size_t(j) * N;
-      for (int i = 0; i < m; ++i) u[i] += wj[i] * sj[i];
-    }
+    u.resize(std::size_t(m));
+    row_dots(work, Sb, N, m, D, u.data());
     scale_rows(u.data(), Sb, N, m, D, work);
     numerics::gemm(Transpose::Yes, Transpose::No, D, D, m, 1.0, Xb, int(N), work, m, 1.0,
                    partial, D);
