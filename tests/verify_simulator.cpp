@@ -208,6 +208,22 @@ TEST_CASE("blocked normal operator: several blocks per lane, the same bits on an
   CHECK(f1.Gamma == f2.Gamma);
 }
 
+TEST_CASE("CG needs the iterations of the Marchenko-Pastur rate tau^(-1/2) (docs/simulation.md §13.4)") {
+  // The whitened features x (x) s are D^2-dimensional, N = tau D^2 samples: the preconditioned
+  // operator has the MP spectrum of ratio 1/tau, and CG gains a factor sqrt(1/tau) per iteration.
+  Params p = base_params();
+  for (double tau : {1.5, 2.25, 4.0, 9.0}) {
+    CAPTURE(tau);
+    p.tau = tau;
+    Rng rng(11);
+    const Dataset d = generate(p, 30, rng, Sampler::Factorized);
+    const RidgeFit f = train_cg(d, 0.0);
+    REQUIRE(f.converged());
+    const double predicted = std::log(1e-6) / std::log(std::sqrt(1 / tau));
+    CHECK(std::abs(f.iterations - predicted) <= 0.15 * predicted);
+  }
+}
+
 TEST_CASE("CG reports its iterations with an estimated total, and a throwing report stops nothing") {
   Params p = base_params();
   Rng rng(4);
