@@ -425,7 +425,7 @@ TableStream::TableStream(const std::string& path, const std::vector<std::string>
 
 void TableStream::write(const std::vector<std::vector<double>>& rows) {
   std::string text;
-  for (const auto& row : rows) text += numerics::row_line(row, separator_);
+  for (const auto& row : rows) numerics::append_row_line(text, row, separator_);
   if (file_) writing([&] { file_->write(text); });
   else std::cout << text << std::flush;
 }

@@ -150,13 +150,12 @@ double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method
 }
 
 // The reduced solution at xi = lambda/qh (docs/model.md §5.1): with mh = qh the spectral
-// argument is z = -xi - nu and Gamma's coefficients are A = 1, B = e, C = e nu with
+// argument is z = -xi - nu (v = model.at(z)) and Gamma's coefficients are A = 1, B = e, C = e nu
+// with
 //   e = (s2 - 2m + a + nu b) / (tau - B),  B = b + 2 nu c_ + nu^2 g'.
 // Everything here is finite also in the ridgeless limit lambda -> 0+ at fixed xi (tau < 1),
 // where qh = lambda/xi -> 0; the conjugates are filled by the caller when qh > 0.
-Solution reduced_observables(const Params& p, const SpectralModel& model, MomentMethod method,
-                             double xi) {
-  const SpectralValues v = model.at(-xi - p.nu(), method);
+Solution reduced_observables(const Params& p, const SpectralModel& model, const SpectralValues& v) {
   const ReducedCore<double> r = reduced_core(p, v.R);
   Solution s;
   s.params = p;
@@ -170,12 +169,12 @@ Solution reduced_observables(const Params& p, const SpectralModel& model, Moment
 
 // ... plus the conjugates and responses (qh > 0): mh = qh, qbarh = nu qh, chih = e kappa qh^2,
 // chibarh = nu chih, chi = (1/D) tr S (S-z)^{-1} / (kappa qh), chibar = g / (kappa qh).
-Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMethod method,
+// v = model.at(-xi - nu) as for reduced_observables.
+Solution reduced_solution(const Params& p, const SpectralModel& model, const SpectralValues& v,
                           double xi) {
-  Solution s = reduced_observables(p, model, method, xi);
+  Solution s = reduced_observables(p, model, v);
   const double nu = p.nu();
   const double qh = p.lambda > 0 ? p.lambda / xi : (p.tau - 1.0) / p.kappa;
-  const SpectralValues v = model.at(-xi - nu, method);
   OrderParams& o = s.order;
   o.qhat = o.mhat = qh;
   o.qbarhat = nu * qh;
@@ -227,15 +226,31 @@ Eigen::VectorXd residual_scale(const Eigen::VectorXd& x) {
   return x.cwiseAbs().cwiseMax(1.0);
 }
 
+// z must stay below the spectrum of S (strictly: the resolvent is singular there).
+bool z_allowed(const SpectralModel& model, double qh, double z) {
+  return qh > 0 && std::isfinite(z) && z < model.lower_edge();
+}
+
+// F = (x - Phi(x)) / scale from the spectral values v at z = z_of(x); false unless finite.
+bool scaled_residual(const Params& p, const SpectralValues& v, const double* x,
+                     const double* scale, double* F) {
+  const SpectralInputs in = inputs_from(v);
+  const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
+  saddle_map::residual(p, x, spec, F);
+  bool finite = true;
+  for (int i = 0; i < kN; ++i) {
+    F[i] /= scale[i];
+    finite = finite && std::isfinite(F[i]);
+  }
+  return finite;
+}
+
 numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& model,
                                        MomentMethod method, const Eigen::VectorXd& scale) {
   numerics::ResidualSystem sys;
   sys.size = kN;
   sys.names = {"q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "qbarhat", "chibarhat"};
-  // z must stay below the spectrum of S (strictly: the resolvent is singular there).
-  auto z_ok = [&model](double qh, double z) {
-    return qh > 0 && std::isfinite(z) && z < model.lower_edge();
-  };
+  auto z_ok = [&model](double qh, double z) { return z_allowed(model, qh, z); };
   sys.jacobian = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F,
                                            Eigen::MatrixXd& J) {
     using Jet = ceres::Jet<double, kN>;
@@ -262,12 +277,8 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
   sys.residual = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
     const double z = z_of(p, x[QH], x[QBARH]);
     if (!z_ok(x[QH], z)) return false;
-    const SpectralInputs in = inputs_from(model.at(z, method));
-    const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
     F.resize(kN);
-    saddle_map::residual(p, x.data(), spec, F.data());
-    F = F.cwiseQuotient(scale);
-    return F.allFinite();
+    return scaled_residual(p, model.at(z, method), x.data(), scale.data(), F.data());
   };
   return sys;
 }
@@ -292,18 +303,23 @@ numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& mod
       x0, fo);
 }
 
+// The reduced solution (docs/model.md §5.1) with the spectral functions of `method`.
+Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMethod method) {
+  const double xi = solve_xi(p, model, method);
+  return reduced_solution(p, model, model.at(-xi - p.nu(), method), xi);
+}
+
 Solution solve_saddle(const Params& p, const SolveOptions& opt) {
   p.validate_for_saddle_point();
-  const SpectralModel model(p);
+  const auto shared_model = SpectralModel::shared(p);
+  const SpectralModel& model = *shared_model;
   const MomentMethod method = opt.moments;
   Eigen::VectorXd x0;
   if (opt.start) {
     x0 = to_vector(*opt.start);
   } else {
     // Robust start: the reduced solution with closed-form spectral functions.
-    x0 = to_vector(reduced_solution(p, model, MomentMethod::Exact,
-                               solve_xi(p, model, MomentMethod::Exact))
-                  .order);
+    x0 = to_vector(reduced_solution(p, model, MomentMethod::Exact).order);
   }
   const auto sys = saddle_system(p, model, method, residual_scale(x0));
   numerics::SolveResult r = numerics::solve_residual_system(sys, x0, opt.solver);
@@ -337,17 +353,27 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
 
 Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   p.validate_for_saddle_point();
-  const SpectralModel model(p);
+  const auto shared_model = SpectralModel::shared(p);
+  const SpectralModel& model = *shared_model;
   // The fast path: closed-form spectral functions.
   const MomentMethod method = MomentMethod::Exact;
   const double xi = solve_xi(p, model, method);
-  Solution s = reduced_solution(p, model, method, xi);
+  const SpectralValues v = model.at(-xi - p.nu(), method);
+  Solution s = reduced_solution(p, model, v, xi);
   s.method = Method::Reduced;
-  // Honest check: the reduced solution must be a root of the full saddle-point map.
-  const auto sys = saddle_system(p, model, method, residual_scale(to_vector(s.order)));
-  Eigen::VectorXd F;
-  if (sys.residual(to_vector(s.order), F)) {
-    s.residual_norm = F.norm();
+  // Honest check: the reduced solution must be a root of the full saddle-point map (the residual
+  // of saddle_system, scaled by max(1, |x_i|); the spectral values are v's when the map's z,
+  // -(lambda + qbarh)/qh, rounds to the same number as -xi - nu).
+  const OrderParams& o = s.order;
+  const double x[kN] = {o.q, o.m, o.chi, o.qbar, o.chibar, o.qhat, o.mhat, o.chihat, o.qbarhat,
+                        o.chibarhat};
+  double scale[kN];
+  for (int i = 0; i < kN; ++i) scale[i] = std::max(std::abs(x[i]), 1.0);
+  const double z = z_of(p, x[QH], x[QBARH]);
+  alignas(16) double F[kN];
+  if (z_allowed(model, x[QH], z) &&
+      scaled_residual(p, z == v.z ? v : model.at(z, method), x, scale, F)) {
+    s.residual_norm = Eigen::Map<const Eigen::VectorXd>(F, kN).norm();
     s.status = s.residual_norm <= opt.solver.residual_tolerance ? Status::Converged
                                                                : Status::NotConverged;
     s.message = "reduced closed form; residual of the full saddle-point map";
@@ -370,7 +396,8 @@ Solution solve_letey(const Params& p) {
   if (p.lambda != 0)
     throw InvalidParams("lambda", "the Letey/Lu deterministic equivalent is ridgeless: it needs "
                                   "lambda = 0 (use --method saddle for lambda > 0)");
-  const SpectralModel model(p);
+  const auto shared_model = SpectralModel::shared(p);
+  const SpectralModel& model = *shared_model;
   const auto& S = model.spectrum_of_S();
   const double nu0 = (1.0 + p.sigma * p.sigma) / p.alpha;  // tr C_tr / D = 1
   double xi = 0;
@@ -405,7 +432,7 @@ Solution solve_letey(const Params& p) {
   // Letey.
   Params ridgeless = p;
   ridgeless.lambda = 0;
-  const Solution r = reduced_observables(ridgeless, model, MomentMethod::Exact, xi);
+  const Solution r = reduced_observables(ridgeless, model, model.at(-xi - ridgeless.nu(), MomentMethod::Exact));
   s.order = r.order;
   s.decomposition = r.decomposition;
   s.error.tm = r.error.tm;

@@ -115,8 +115,11 @@ std::vector<numerics::Atom> Params::population_spectrum() const {
 }
 
 double Params::structural_rank() const {
+  // The low-rank spectrum {(1/rho, rho), (0, 1 - rho)} has rho there (0 + rho, exactly), without
+  // building it: every solve asks (regime()).
+  if (task_spectrum.empty()) return rho;
   double r = 0;
-  for (const auto& a : population_spectrum())
+  for (const auto& a : task_spectrum)
     if (a.position > 0) r += a.mass;
   return r;
 }
