@@ -55,17 +55,22 @@ void mp_unit_derivatives(double c, double zeta, int n, double* m) {
 }
 
 // The Stieltjes derivatives n = 0..nmax of MP(c, s) at real z below it: m_s(z) = m_1(z/s)/s, so
-// m_s^{(n)}(z) = s^{-(n+1)} m_1^{(n)}(z/s). (The recurrence gives m^{(n)} independently of nmax.)
-void mp_derivatives(double c, double s, double z, int nmax, double* out) {
+// m_s^{(n)}(z) = s^{-(n+1)} m_1^{(n)}(z/s), with s_pow[n] = std::pow(s, n + 1) (kept by the
+// measure). (The recurrence gives m^{(n)} independently of nmax.)
+void mp_derivatives(double c, double s, const double* s_pow, double z, int nmax, double* out) {
   double m[5] = {};
   mp_unit_derivatives(c, z / s, nmax, m);
-  for (int n = 0; n <= nmax; ++n) out[n] = m[n] / std::pow(s, n + 1);
+  for (int n = 0; n <= nmax; ++n) out[n] = m[n] / s_pow[n];
 }
 }  // namespace
 
 MarchenkoPastur::MarchenkoPastur(double ratio, double scale) : ratio_(ratio), scale_(scale) {
   if (!std::isfinite(ratio) || ratio <= 0.0) throw InvalidParams("ratio", "must be finite and > 0");
   if (!std::isfinite(scale) || scale <= 0.0) throw InvalidParams("scale", "must be finite and > 0");
+  for (int n = 0; n < 5; ++n) {
+    scale_pow_[n] = std::pow(scale_, n + 1);
+    dual_scale_pow_[n] = std::pow(scale_ * ratio_, n + 1);
+  }
   cache_invariants();
 }
 
@@ -120,7 +125,7 @@ double MarchenkoPastur::stieltjes_derivative(double z, int n) const {
   const double lo = lower_edge();
   detail::check_below(z, lo);
   double m[5];
-  mp_derivatives(ratio_, scale_, z, n, m);
+  mp_derivatives(ratio_, scale_, scale_pow_, z, n, m);
   return m[n];
 }
 
@@ -134,13 +139,13 @@ void MarchenkoPastur::continuous_stieltjes_derivatives(double z, int nmax, doubl
   detail::check_derivative_order(nmax);
   if (ratio_ <= 1.0) {
     detail::check_below(z, lower_edge());
-    mp_derivatives(ratio_, scale_, z, nmax, out);
+    mp_derivatives(ratio_, scale_, scale_pow_, z, nmax, out);
     return;
   }
   detail::check_below(z, 0.0);
   // For c > 1 the nonzero eigenvalues of (s/n) X X^T (p x p) are those of (s c / p) X^T X (n x n),
   // an MP law with ratio 1/c and scale s c; they carry mass 1/c: mu = (1 - 1/c) delta_0 + MP(1/c, s c)/c.
-  mp_derivatives(1.0 / ratio_, scale_ * ratio_, z, nmax, out);
+  mp_derivatives(1.0 / ratio_, scale_ * ratio_, dual_scale_pow_, z, nmax, out);
   for (int n = 0; n <= nmax; ++n) out[n] /= ratio_;
 }
 

@@ -483,24 +483,38 @@ void exact_table(const SpectralMeasure& mu, double z, int kmax, int jmax, double
   double dm[5];      // the continuous part's Stieltjes derivatives 0..jmax-1, in one call
   mu.continuous_stieltjes_derivatives(z, jmax - 1, dm);
   for (int p = 1; p <= jmax; ++p) T[p] = dm[p - 1] / factorial(p - 1);
-  double M[4];
-  for (int l = 0; l <= kmax; ++l) M[l] = mu.continuous_raw_moment(l);
+  // Powers and binomials as tables, each number computed as ipow() and binom() compute it.
+  double zp[4], mzp[4];  // z^n, (-z)^n
+  zp[0] = mzp[0] = 1.0;
+  for (int n = 1; n < 4; ++n) {
+    zp[n] = zp[n - 1] * z;
+    mzp[n] = mzp[n - 1] * -z;
+  }
+  double C[4][4] = {};
+  for (int n = 0; n < 4; ++n)
+    for (int i = 0; i <= n; ++i) C[n][i] = binom(n, i);
+  // int (x - z)^q dmu_cont = sum_l C(q,l) M_l (-z)^{q-l} for q = 0..kmax (p = -q <= 0).
+  double P[4] = {};
+  for (int q = 0; q <= kmax; ++q)
+    for (int l = 0; l <= q; ++l) P[q] += C[q][l] * mu.continuous_raw_moment(l) * mzp[q - l];
   for (int k = 0; k <= kmax; ++k)
     for (int j = 0; j <= jmax; ++j) {
       double r = 0.0;
       for (int i = 0; i <= k; ++i) {
         const int p = j - i;
-        double Tp = 0.0;
-        if (p >= 1) {
-          Tp = T[p];
-        } else {
-          for (int l = 0; l <= -p; ++l) Tp += binom(-p, l) * M[l] * ipow(-z, -p - l);
-        }
-        r += binom(k, i) * ipow(z, k - i) * Tp;
+        r += C[k][i] * zp[k - i] * (p >= 1 ? T[p] : P[-p]);
       }
-      for (const Atom& a : atoms) r += a.mass * ipow(a.position, k) / ipow(a.position - z, j);
       out[k][j] = r;
     }
+  // Atoms exactly: mass x^k / (x - z)^j.
+  for (const Atom& a : atoms) {
+    double xk[4], dj[6];
+    xk[0] = dj[0] = 1.0;
+    for (int n = 1; n < 4; ++n) xk[n] = xk[n - 1] * a.position;
+    for (int n = 1; n < 6; ++n) dj[n] = dj[n - 1] * (a.position - z);
+    for (int k = 0; k <= kmax; ++k)
+      for (int j = 0; j <= jmax; ++j) out[k][j] += a.mass * xk[k] / dj[j];
+  }
 }
 }  // namespace
 

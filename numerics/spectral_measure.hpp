@@ -130,6 +130,9 @@ class MarchenkoPastur final : public SpectralMeasure {
 
  private:
   double ratio_, scale_;
+  // std::pow(s, n + 1), n = 0..4, for s = scale and for the dual law's s = scale * ratio (the
+  // Stieltjes derivatives divide by them at every z).
+  double scale_pow_[5], dual_scale_pow_[5];
 };
 
 // Generalized Marchenko-Pastur law: the limiting spectrum of S = (1/n) Sigma^{1/2} X X^T Sigma^{1/2}
