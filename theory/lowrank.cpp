@@ -7,7 +7,9 @@
 #include "theory/lowrank.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <ceres/jet.h>
@@ -245,18 +247,39 @@ bool scaled_residual(const Params& p, const SpectralValues& v, const double* x,
   return finite;
 }
 
-numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& model,
-                                       MomentMethod method, const Eigen::VectorXd& scale) {
+// model.at(z, method) remembering the last z: within one saddle solve the observables are
+// evaluated where the solver's last Jacobian was (often the start itself), and the quadrature is
+// most of a solve's time. The same numbers as model.at (a function of z alone).
+class SpectralMemo {
+ public:
+  SpectralMemo(const SpectralModel& model, MomentMethod method) : model_(model), method_(method) {}
+  const SpectralModel& model() const { return model_; }
+  const SpectralValues& at(double z) {
+    if (!last_ || std::bit_cast<std::uint64_t>(last_->z) != std::bit_cast<std::uint64_t>(z))
+      last_ = model_.at(z, method_);
+    return *last_;
+  }
+
+ private:
+  const SpectralModel& model_;
+  MomentMethod method_;
+  std::optional<SpectralValues> last_;
+};
+
+numerics::ResidualSystem saddle_system(const Params& p, SpectralMemo& spectral,
+                                       const Eigen::VectorXd& scale) {
+  SpectralMemo* memo = &spectral;  // outlives the system (both local to one solve)
+  const SpectralModel& model = spectral.model();
   numerics::ResidualSystem sys;
   sys.size = kN;
   sys.names = {"q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "qbarhat", "chibarhat"};
   auto z_ok = [&model](double qh, double z) { return z_allowed(model, qh, z); };
-  sys.jacobian = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F,
-                                           Eigen::MatrixXd& J) {
+  sys.jacobian = [p, memo, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F,
+                                         Eigen::MatrixXd& J) {
     using Jet = ceres::Jet<double, kN>;
     const double z = z_of(p, x[QH], x[QBARH]);
     if (!z_ok(x[QH], z)) return false;
-    const SpectralInputs in = inputs_from(model.at(z, method));
+    const SpectralInputs in = inputs_from(memo->at(z));
     Jet xj[kN];
     for (int i = 0; i < kN; ++i) xj[i] = Jet(x[i], i);
     const Jet zj = -(p.lambda + xj[QBARH]) / xj[QH];
@@ -274,21 +297,21 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
     }
     return F.allFinite() && J.allFinite();
   };
-  sys.residual = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
+  sys.residual = [p, memo, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
     const double z = z_of(p, x[QH], x[QBARH]);
     if (!z_ok(x[QH], z)) return false;
     F.resize(kN);
-    return scaled_residual(p, model.at(z, method), x.data(), scale.data(), F.data());
+    return scaled_residual(p, memo->at(z), x.data(), scale.data(), F.data());
   };
   return sys;
 }
 
 // The authors' damped iteration of the map Phi (docs/model.md §4.4): the fallback start when
 // Ceres fails from the reduced solution, and an independent route to the same fixed point.
-numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& model,
-                                       MomentMethod method, const Eigen::VectorXd& x0) {
+numerics::SolveResult damped_iteration(const Params& p, SpectralMemo& spectral,
+                                       const Eigen::VectorXd& x0) {
   // Unscaled: the map x -> Phi(x) = x - F(x).
-  const auto sys = saddle_system(p, model, method, Eigen::VectorXd::Ones(kN));
+  const auto sys = saddle_system(p, spectral, Eigen::VectorXd::Ones(kN));
   numerics::FixedPointOptions fo;
   fo.damping = 0.5;
   fo.tolerance = 1e-12;
@@ -321,11 +344,12 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
     // Robust start: the reduced solution with closed-form spectral functions.
     x0 = to_vector(reduced_solution(p, model, MomentMethod::Exact).order);
   }
-  const auto sys = saddle_system(p, model, method, residual_scale(x0));
+  SpectralMemo spectral(model, method);
+  const auto sys = saddle_system(p, spectral, residual_scale(x0));
   numerics::SolveResult r = numerics::solve_residual_system(sys, x0, opt.solver);
   if (!r.converged()) {
     // Fall back on the damped iteration from all-ones (the authors' start), then polish.
-    numerics::SolveResult it = damped_iteration(p, model, method, Eigen::VectorXd::Ones(kN));
+    numerics::SolveResult it = damped_iteration(p, spectral, Eigen::VectorXd::Ones(kN));
     if (it.x.size() == kN && it.x.allFinite()) {
       numerics::SolveResult polished = numerics::solve_residual_system(sys, it.x, opt.solver);
       polished.iterations += it.iterations + r.iterations;
@@ -346,7 +370,7 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
     s.order = order_from_vector(r.x);
     const double z = z_of(p, s.order.qhat, s.order.qbarhat);
     if (s.order.qhat > 0 && z < model.lower_edge())
-      fill_observables(p, model, model.at(z, method), coefficients_of(p, s.order), s);
+      fill_observables(p, model, spectral.at(z), coefficients_of(p, s.order), s);
   }
   return s;
 }
