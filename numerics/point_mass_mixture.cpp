@@ -92,7 +92,9 @@ double PointMassMixture::stieltjes_derivative(double z, int n) const {
   detail::check_below(z, lo);
   // d^n/dz^n sum mass/(pos - z) = n! sum mass / (pos - z)^{n+1}.
   double m = weight_ > 0.0 ? weight_ * base_->stieltjes_derivative(z, n) : 0.0;
-  for (const Atom& a : extra_) m += a.mass * detail::factorial(n) / std::pow(a.position - z, n + 1);
+  // pow(x, 1) is x exactly: the Stieltjes transform itself (every root search) without a pow.
+  for (const Atom& a : extra_)
+    m += a.mass * detail::factorial(n) / (n == 0 ? a.position - z : std::pow(a.position - z, n + 1));
   return m;
 }
 
