@@ -1,7 +1,8 @@
 // Time per theory solve (saddle point with quadrature, saddle with closed forms, reduced,
-// Letey/Lu), a 400-point sweep, and a 100 x 100 phase grid.
+// Letey/Lu), a 400-point sweep, and a 100 x 100 phase grid (its solve and its TSV text).
 #include <benchmark/benchmark.h>
 
+#include "numerics/table.hpp"
 #include "theory/bayes.hpp"
 #include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
@@ -112,6 +113,22 @@ void BM_Phase100x100(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(phase_grid(Params{}, "rho", rhos, "kappa", kappas, po));
 }
 
+// The text of the same grid's TSV (icl phase: the solution columns of every point, formatted by
+// numerics::append_row_line on one thread): the writing side of a grid, next to its solve.
+void BM_Phase100x100Text(benchmark::State& state) {
+  const auto rhos = linspace(0.01, 1.0, 100), kappas = linspace(0.05, 2.0, 100);
+  const auto sols = phase_grid(Params{}, "rho", rhos, "kappa", kappas);
+  std::vector<double> row;
+  for (auto _ : state) {
+    std::string text;
+    for (const Solution& s : sols) {
+      solution_row(s, false, row);
+      icl::numerics::append_row_line(text, row, '\t');
+    }
+    benchmark::DoNotOptimize(text.data());
+  }
+}
+
 // The finite-D prediction at the paper's point (docs/finite_dim.md §21): one saddle solve at the
 // sizes of D, the Jacobian of the map, and the linear response of every source (with quadratures of
 // the context's quadratic forms).
@@ -140,4 +157,5 @@ BENCHMARK(BM_SolutionErrorBlock)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SolutionRow)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FiniteDim)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Phase100x100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Phase100x100Text)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -151,7 +151,7 @@ void run_phase(const Flags& f) {
           table.push_back(std::move(row));
           failed += !s.converged();
         }
-        out.write(table);
+        out.write(table, f.threads);
       },
       report);
   nlohmann::json meta = base_meta(p, f.method);

@@ -423,9 +423,20 @@ TableStream::TableStream(const std::string& path, const std::vector<std::string>
   });
 }
 
-void TableStream::write(const std::vector<std::vector<double>>& rows) {
+void TableStream::write(const std::vector<std::vector<double>>& rows, int threads) {
   std::string text;
-  for (const auto& row : rows) text += numerics::row_line(row, separator_);
+  if (threads == 1) {
+    for (const auto& row : rows) numerics::append_row_line(text, row, separator_);
+  } else {
+    std::vector<std::string> lines(rows.size());
+    numerics::parallel_for(rows.size(), threads, [&](std::size_t i) {
+      numerics::append_row_line(lines[i], rows[i], separator_);
+    });
+    std::size_t size = 0;
+    for (const auto& line : lines) size += line.size();
+    text.reserve(size);
+    for (const auto& line : lines) text += line;
+  }
   if (file_) writing([&] { file_->write(text); });
   else std::cout << text << std::flush;
 }

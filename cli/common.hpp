@@ -172,7 +172,10 @@ void emit_tsv(const Table& table, const std::string& path, const nlohmann::json&
 class TableStream {
  public:
   TableStream(const std::string& path, const std::vector<std::string>& columns);
-  void write(const std::vector<std::vector<double>>& rows);
+  // Appends the rows; with threads != 1 their text is formatted on that many threads (0: every
+  // core; numerics::parallel_for), the same text in the same order: the numbers of a large grid
+  // cost about as much to format as to solve.
+  void write(const std::vector<std::vector<double>>& rows, int threads = 1);
   void finish(const nlohmann::json& meta);
 
  private:

@@ -130,7 +130,7 @@ GeneralizedMarchenkoPastur::GeneralizedMarchenkoPastur(double ratio, std::vector
     edges_.push_back(hi);
     support_.push_back(Interval{lo.x, hi.x});
   }
-  cache_lower_edge();
+  cache_invariants();
 }
 
 double GeneralizedMarchenkoPastur::xv(double v) const {

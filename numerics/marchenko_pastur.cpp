@@ -53,12 +53,25 @@ void mp_unit_derivatives(double c, double zeta, int n, double* m) {
     Q[l] = (l == 1) ? 1.0 + 2.0 * c * (m[0] + zeta * m[1]) : 2.0 * c * (zeta * m[l] + l * m[l - 1]);
   }
 }
+
+// The Stieltjes derivatives n = 0..nmax of MP(c, s) at real z below it: m_s(z) = m_1(z/s)/s, so
+// m_s^{(n)}(z) = s^{-(n+1)} m_1^{(n)}(z/s), with s_pow[n] = std::pow(s, n + 1) (kept by the
+// measure). (The recurrence gives m^{(n)} independently of nmax.)
+void mp_derivatives(double c, double s, const double* s_pow, double z, int nmax, double* out) {
+  double m[5] = {};
+  mp_unit_derivatives(c, z / s, nmax, m);
+  for (int n = 0; n <= nmax; ++n) out[n] = m[n] / s_pow[n];
+}
 }  // namespace
 
 MarchenkoPastur::MarchenkoPastur(double ratio, double scale) : ratio_(ratio), scale_(scale) {
   if (!std::isfinite(ratio) || ratio <= 0.0) throw InvalidParams("ratio", "must be finite and > 0");
   if (!std::isfinite(scale) || scale <= 0.0) throw InvalidParams("scale", "must be finite and > 0");
-  cache_lower_edge();
+  for (int n = 0; n < 5; ++n) {
+    scale_pow_[n] = std::pow(scale_, n + 1);
+    dual_scale_pow_[n] = std::pow(scale_ * ratio_, n + 1);
+  }
+  cache_invariants();
 }
 
 std::vector<Interval> MarchenkoPastur::support() const {
@@ -111,19 +124,29 @@ double MarchenkoPastur::stieltjes_derivative(double z, int n) const {
   detail::check_derivative_order(n);
   const double lo = lower_edge();
   detail::check_below(z, lo);
-  // Scaling: m_s(z) = m_1(z/s)/s, so m_s^{(n)}(z) = s^{-(n+1)} m_1^{(n)}(z/s).
-  double m[5] = {};
-  mp_unit_derivatives(ratio_, z / scale_, n, m);
-  return m[n] / std::pow(scale_, n + 1);
+  double m[5];
+  mp_derivatives(ratio_, scale_, scale_pow_, z, n, m);
+  return m[n];
 }
 
 double MarchenkoPastur::continuous_stieltjes_derivative(double z, int n) const {
-  if (ratio_ <= 1.0) return stieltjes_derivative(z, n);
-  detail::check_derivative_order(n);
+  double m[5];
+  continuous_stieltjes_derivatives(z, n, m);
+  return m[n];
+}
+
+void MarchenkoPastur::continuous_stieltjes_derivatives(double z, int nmax, double* out) const {
+  detail::check_derivative_order(nmax);
+  if (ratio_ <= 1.0) {
+    detail::check_below(z, lower_edge());
+    mp_derivatives(ratio_, scale_, scale_pow_, z, nmax, out);
+    return;
+  }
   detail::check_below(z, 0.0);
   // For c > 1 the nonzero eigenvalues of (s/n) X X^T (p x p) are those of (s c / p) X^T X (n x n),
   // an MP law with ratio 1/c and scale s c; they carry mass 1/c: mu = (1 - 1/c) delta_0 + MP(1/c, s c)/c.
-  return MarchenkoPastur(1.0 / ratio_, scale_ * ratio_).stieltjes_derivative(z, n) / ratio_;
+  mp_derivatives(1.0 / ratio_, scale_ * ratio_, dual_scale_pow_, z, nmax, out);
+  for (int n = 0; n <= nmax; ++n) out[n] /= ratio_;
 }
 
 std::complex<double> MarchenkoPastur::stieltjes(std::complex<double> z) const {

@@ -28,7 +28,7 @@ PointMassMixture::PointMassMixture(std::shared_ptr<const SpectralMeasure> base, 
     total += a.mass;
   }
   if (std::abs(total - 1.0) > 1e-12) throw InvalidParams("extra_atoms", "total mass must be 1");
-  cache_lower_edge();
+  cache_invariants();
 }
 
 std::vector<Interval> PointMassMixture::support() const {
@@ -75,13 +75,26 @@ double PointMassMixture::continuous_stieltjes_derivative(double z, int n) const 
   return weight_ > 0.0 ? weight_ * base_->continuous_stieltjes_derivative(z, n) : 0.0;
 }
 
+void PointMassMixture::continuous_stieltjes_derivatives(double z, int nmax, double* out) const {
+  detail::check_derivative_order(nmax);
+  detail::check_below(z, lower_edge());
+  if (weight_ > 0.0) {
+    base_->continuous_stieltjes_derivatives(z, nmax, out);
+    for (int n = 0; n <= nmax; ++n) out[n] *= weight_;
+  } else {
+    for (int n = 0; n <= nmax; ++n) out[n] = 0.0;
+  }
+}
+
 double PointMassMixture::stieltjes_derivative(double z, int n) const {
   detail::check_derivative_order(n);
   const double lo = lower_edge();
   detail::check_below(z, lo);
   // d^n/dz^n sum mass/(pos - z) = n! sum mass / (pos - z)^{n+1}.
   double m = weight_ > 0.0 ? weight_ * base_->stieltjes_derivative(z, n) : 0.0;
-  for (const Atom& a : extra_) m += a.mass * detail::factorial(n) / std::pow(a.position - z, n + 1);
+  // pow(x, 1) is x exactly: the Stieltjes transform itself (every root search) without a pow.
+  for (const Atom& a : extra_)
+    m += a.mass * detail::factorial(n) / (n == 0 ? a.position - z : std::pow(a.position - z, n + 1));
   return m;
 }
 

@@ -1,6 +1,8 @@
 // Ceres wrapper for square residual systems, damped fixed point, bracketed scalar root.
 #include "numerics/residual_solver.hpp"
 
+#include <functional>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -216,7 +218,9 @@ ScalarRoot bracketed_root(const std::function<double(double)>& f, double lo, dou
   boost::uintmax_t iters = static_cast<boost::uintmax_t>(options.max_iterations);
   std::pair<double, double> br;
   try {
-    br = boost::math::tools::toms748_solve(f, lo, hi, flo, fhi,
+    // By reference: Boost copies the functor into every bracketing step (a std::function copy
+    // allocates when its closure is larger than the small buffer).
+    br = boost::math::tools::toms748_solve(std::cref(f), lo, hi, flo, fhi,
                                            boost::math::tools::eps_tolerance<double>(options.digits), iters);
   } catch (const std::exception& e) {
     throw NumericalError(std::string("bracketed_root: ") + e.what());

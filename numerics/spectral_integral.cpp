@@ -280,6 +280,26 @@ using detail::factorial;
 namespace detail {
 using Cache = QuadratureNodeCache;
 
+// sin and cos of the half angles pi k / (2 M) of the odd (level kFirstLevel: all) k < M = 2^l:
+// the same for every measure and interval, so computed once per process and level.
+struct HalfAngle {
+  double sin, cos;
+};
+const std::vector<HalfAngle>& half_angles(int l) {
+  static std::array<std::once_flag, Cache::kLevels> once;
+  static std::array<std::vector<HalfAngle>, Cache::kLevels> table;
+  const auto i = static_cast<std::size_t>(l - Cache::kFirstLevel);
+  std::call_once(once[i], [l, i] {
+    const int M = 1 << l;
+    const int stride = (l == Cache::kFirstLevel) ? 1 : 2;
+    for (int k = 1; k < M; k += stride) {
+      const double half = 0.5 * std::numbers::pi * k / M;
+      table[i].push_back({std::sin(half), std::cos(half)});
+    }
+  });
+  return table[i];
+}
+
 struct QuadratureCacheAccess {
   static Cache::IntervalNodes& nodes(const SpectralMeasure& mu, std::size_t i, const Interval& I) {
     Cache& c = *mu.node_cache_;
@@ -302,11 +322,12 @@ struct QuadratureCacheAccess {
     for (int l = Cache::kFirstLevel + n.ready.load(std::memory_order_relaxed); l <= L; ++l) {
       const int M = 1 << l;
       const int stride = (l == Cache::kFirstLevel) ? 1 : 2;
+      const std::vector<HalfAngle>& angles = half_angles(l);
       std::vector<QuadratureNode> level;
-      level.reserve(static_cast<std::size_t>(M / stride));
+      level.reserve(angles.size());
       for (int k = 1; k < M; k += stride) {
-        const double half = 0.5 * std::numbers::pi * k / M;
-        const double sh = std::sin(half), ch = std::cos(half);
+        const HalfAngle& a = angles[static_cast<std::size_t>((k - 1) / stride)];
+        const double sh = a.sin, ch = a.cos;
         QuadratureNode q;
         q.xmlo = 2.0 * h * ch * ch;
         q.x = (2 * k >= M) ? n.lo + q.xmlo : n.hi - 2.0 * h * sh * sh;
@@ -457,30 +478,43 @@ namespace {
 // int (x - z)^q = sum_l C(q,l) M_l (-z)^{q-l}. Atoms are added exactly: expanding them too would
 // cancel catastrophically for z near an atom (e.g. the atom at 0 of MP with c > 1 and z ~ 0).
 void exact_table(const SpectralMeasure& mu, double z, int kmax, int jmax, double out[4][6]) {
-  const auto atoms = mu.atoms();
+  const std::vector<Atom>& atoms = mu.atom_list();
   double T[6] = {};  // T[p] for p = 1..jmax
-  for (int p = 1; p <= jmax; ++p) T[p] = mu.continuous_stieltjes_derivative(z, p - 1) / factorial(p - 1);
-  double M[4];
-  for (int l = 0; l <= kmax; ++l) {
-    M[l] = mu.raw_moment(l);
-    for (const Atom& a : atoms) M[l] -= a.mass * ipow(a.position, l);
+  double dm[5];      // the continuous part's Stieltjes derivatives 0..jmax-1, in one call
+  mu.continuous_stieltjes_derivatives(z, jmax - 1, dm);
+  for (int p = 1; p <= jmax; ++p) T[p] = dm[p - 1] / factorial(p - 1);
+  // Powers and binomials as tables, each number computed as ipow() and binom() compute it.
+  double zp[4], mzp[4];  // z^n, (-z)^n
+  zp[0] = mzp[0] = 1.0;
+  for (int n = 1; n < 4; ++n) {
+    zp[n] = zp[n - 1] * z;
+    mzp[n] = mzp[n - 1] * -z;
   }
+  double C[4][4] = {};
+  for (int n = 0; n < 4; ++n)
+    for (int i = 0; i <= n; ++i) C[n][i] = binom(n, i);
+  // int (x - z)^q dmu_cont = sum_l C(q,l) M_l (-z)^{q-l} for q = 0..kmax (p = -q <= 0).
+  double P[4] = {};
+  for (int q = 0; q <= kmax; ++q)
+    for (int l = 0; l <= q; ++l) P[q] += C[q][l] * mu.continuous_raw_moment(l) * mzp[q - l];
   for (int k = 0; k <= kmax; ++k)
     for (int j = 0; j <= jmax; ++j) {
       double r = 0.0;
       for (int i = 0; i <= k; ++i) {
         const int p = j - i;
-        double Tp = 0.0;
-        if (p >= 1) {
-          Tp = T[p];
-        } else {
-          for (int l = 0; l <= -p; ++l) Tp += binom(-p, l) * M[l] * ipow(-z, -p - l);
-        }
-        r += binom(k, i) * ipow(z, k - i) * Tp;
+        r += C[k][i] * zp[k - i] * (p >= 1 ? T[p] : P[-p]);
       }
-      for (const Atom& a : atoms) r += a.mass * ipow(a.position, k) / ipow(a.position - z, j);
       out[k][j] = r;
     }
+  // Atoms exactly: mass x^k / (x - z)^j.
+  for (const Atom& a : atoms) {
+    double xk[4], dj[6];
+    xk[0] = dj[0] = 1.0;
+    for (int n = 1; n < 4; ++n) xk[n] = xk[n - 1] * a.position;
+    for (int n = 1; n < 6; ++n) dj[n] = dj[n - 1] * (a.position - z);
+    for (int k = 0; k <= kmax; ++k)
+      for (int j = 0; j <= jmax; ++j) out[k][j] += a.mass * xk[k] / dj[j];
+  }
 }
 }  // namespace
 
@@ -505,7 +539,7 @@ ResolventMoments resolvent_moments(const SpectralMeasure& mu, double z, MomentMe
     return out;
   }
   const auto sup = mu.support();
-  const auto atoms = mu.atoms();
+  const std::vector<Atom>& atoms = mu.atom_list();
   DensityMemo& dm = density_memo();
   const std::uint64_t gen0 = dm.gen + 1;
   dm.gen += sup.size() + 1;  // generations gen0 .. gen0 + #intervals - 1 belong to this call

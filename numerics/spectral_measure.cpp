@@ -30,7 +30,19 @@ double SpectralMeasure::lower_edge() const {
   return lo;
 }
 
-void SpectralMeasure::cache_lower_edge() { lower_edge_ = lower_edge(); }
+void SpectralMeasure::cache_invariants() {
+  lower_edge_ = lower_edge();
+  atoms_ = atoms();
+  for (int k = 0; k < 4; ++k) {
+    double m = raw_moment(k);
+    for (const Atom& a : atoms_) {
+      double xk = 1.0;  // a.position^k by repeated products (as the resolvent moments use it)
+      for (int i = 0; i < k; ++i) xk *= a.position;
+      m -= a.mass * xk;
+    }
+    continuous_moments_[k] = m;
+  }
+}
 
 double SpectralMeasure::continuous_mass() const {
   double m = 1.0;
@@ -45,6 +57,10 @@ double SpectralMeasure::continuous_stieltjes_derivative(double z, int n) const {
   double m = stieltjes_derivative(z, n);
   for (const Atom& a : atoms()) m -= a.mass * detail::factorial(n) / std::pow(a.position - z, n + 1);
   return m;
+}
+
+void SpectralMeasure::continuous_stieltjes_derivatives(double z, int nmax, double* out) const {
+  for (int n = 0; n <= nmax; ++n) out[n] = continuous_stieltjes_derivative(z, n);
 }
 
 double SpectralMeasure::density_over_weight(double x, std::size_t interval) const {

@@ -63,6 +63,11 @@ class SpectralMeasure {
   // excluded), same domain as stieltjes_derivative. The default subtracts the atoms, which
   // cancels when z is close to an atom; implementations override it with exact forms.
   virtual double continuous_stieltjes_derivative(double z, int n) const;
+  // out[n] = continuous_stieltjes_derivative(z, n) for n = 0..nmax (nmax <= 4), the same numbers
+  // in one call: the exact resolvent moments need four at every z (docs/spectral.md §6.5). The
+  // default calls the one-derivative form; Marchenko-Pastur (and mixtures of it) compute the
+  // derivatives by one recurrence.
+  virtual void continuous_stieltjes_derivatives(double z, int nmax, double* out) const;
 
   // Pole of g at x = 0 on a square-root interval (alpha = +1/2) whose lower edge lo > 0
   // may be arbitrarily close to 0 (Marchenko-Pastur with ratio near 1: density ~ sqrt(x - lo) / x).
@@ -75,18 +80,25 @@ class SpectralMeasure {
 
   double stieltjes(double z) const { return stieltjes_derivative(z, 0); }
   // Lowest point of the measure (lowest atom or lowest support edge); kept by the measures'
-  // constructors (cache_lower_edge), as every Stieltjes call checks its argument against it.
+  // constructors (cache_invariants), as every Stieltjes call checks its argument against it.
   double lower_edge() const;
+  // atoms() as kept by the constructor (no copy, no merging per call): the per-z loops use it.
+  const std::vector<Atom>& atom_list() const { return atoms_; }
+  // Raw moment k (0..3) of the continuous part alone: raw_moment(k) minus the atoms' x^k, kept
+  // by the constructor (the polynomial part of the exact resolvent moments, docs/spectral.md §6.5).
+  double continuous_raw_moment(int k) const { return continuous_moments_[k]; }
   // 1 - total atom mass.
   double continuous_mass() const;
 
  protected:
-  // The last step of a measure's constructor: lower_edge() computed once from support() and
-  // atoms() (the measure is immutable).
-  void cache_lower_edge();
+  // The last step of a measure's constructor: lower_edge(), atom_list() and
+  // continuous_raw_moment() computed once (the measure is immutable).
+  void cache_invariants();
 
  private:
   double lower_edge_ = std::numeric_limits<double>::quiet_NaN();
+  std::vector<Atom> atoms_;
+  double continuous_moments_[4] = {};
   // density_over_weight on the nested Chebyshev nodes of each support interval, filled
   // lazily by resolvent_moments(Quadrature) and reused for every z (the density does not depend on
   // z). Measures are immutable, so copies share it; filling is thread-safe.
@@ -112,11 +124,15 @@ class MarchenkoPastur final : public SpectralMeasure {
   double lower_edge_exponent(std::size_t interval) const override;
   double density_over_weight(double x, std::size_t interval) const override;
   double continuous_stieltjes_derivative(double z, int n) const override;
+  void continuous_stieltjes_derivatives(double z, int nmax, double* out) const override;
   bool density_pole_at_zero(std::size_t interval) const override;           // ratio != 1
   double density_over_weight_times_x(double x, std::size_t interval) const override;  // 1/(2 pi c s)
 
  private:
   double ratio_, scale_;
+  // std::pow(s, n + 1), n = 0..4, for s = scale and for the dual law's s = scale * ratio (the
+  // Stieltjes derivatives divide by them at every z).
+  double scale_pow_[5], dual_scale_pow_[5];
 };
 
 // Generalized Marchenko-Pastur law: the limiting spectrum of S = (1/n) Sigma^{1/2} X X^T Sigma^{1/2}
@@ -179,6 +195,7 @@ class PointMassMixture final : public SpectralMeasure {
   double lower_edge_exponent(std::size_t interval) const override;
   double density_over_weight(double x, std::size_t interval) const override;
   double continuous_stieltjes_derivative(double z, int n) const override;
+  void continuous_stieltjes_derivatives(double z, int nmax, double* out) const override;
   bool density_pole_at_zero(std::size_t interval) const override;
   double density_over_weight_times_x(double x, std::size_t interval) const override;
 

@@ -22,8 +22,15 @@ char table_separator(const std::string& path);
 // One line of a table's text (with its '\n'): the header, or a row of numbers.
 std::string header_line(const std::vector<std::string>& columns, char separator);
 std::string row_line(const std::vector<double>& row, char separator);
+// The same appended to `text` (no temporary string per number or per row: the writers of large
+// tables, e.g. icl phase, call this per row).
+void append_row_line(std::string& text, const std::vector<double>& row, char separator);
 
 // A double in full precision (%.17g, exact round trip); non-finite as "nan", "inf", "-inf".
+// Formatted by std::to_chars(general, 17), which the standard defines as printf's %.17g (the
+// same text, about 5x faster than snprintf).
 std::string format_number(double v);
+// format_number(v) appended to `text`.
+void append_number(std::string& text, double v);
 
 }  // namespace icl::numerics

@@ -23,17 +23,40 @@ theory::SolveOptions solve_options(const std::string& method, const std::string&
 
 namespace {
 
+// How a column is typed in Python: converged as bool, iterations as int, every other as double.
+enum class ColumnKind { Double, Bool, Int };
+ColumnKind column_kind(const std::string& name) {
+  if (name == "converged") return ColumnKind::Bool;
+  if (name == "iterations") return ColumnKind::Int;
+  return ColumnKind::Double;
+}
+
+// A new array of `shape` typed for a column of that kind.
+py::array typed_array(ColumnKind kind, const std::vector<py::ssize_t>& shape) {
+  switch (kind) {
+    case ColumnKind::Bool: return py::array_t<bool>(shape);
+    case ColumnKind::Int: return py::array_t<int>(shape);
+    case ColumnKind::Double: break;
+  }
+  return py::array_t<double>(shape);
+}
+
+// Element i of an array made by typed_array(kind) set to v (converted as a static_cast does).
+void store(py::array& a, ColumnKind kind, std::size_t i, double v) {
+  switch (kind) {
+    case ColumnKind::Bool: static_cast<bool*>(a.mutable_data())[i] = static_cast<bool>(v); return;
+    case ColumnKind::Int: static_cast<int*>(a.mutable_data())[i] = static_cast<int>(v); return;
+    case ColumnKind::Double: static_cast<double*>(a.mutable_data())[i] = v; return;
+  }
+}
+
 // Column c of `rows` into a new array of `shape`, typed by the column's name.
 py::object column_array(const std::string& name, const std::vector<std::vector<double>>& rows,
                         std::size_t c, const std::vector<py::ssize_t>& shape) {
-  auto fill = [&](auto array) {
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      array.mutable_data()[i] = static_cast<typename decltype(array)::value_type>(rows[i][c]);
-    return py::object(array);
-  };
-  if (name == "converged") return fill(py::array_t<bool>(shape));
-  if (name == "iterations") return fill(py::array_t<int>(shape));
-  return fill(py::array_t<double>(shape));
+  const ColumnKind kind = column_kind(name);
+  py::array a = typed_array(kind, shape);
+  for (std::size_t i = 0; i < rows.size(); ++i) store(a, kind, i, rows[i][c]);
+  return a;
 }
 
 }  // namespace
@@ -42,13 +65,15 @@ py::dict parameter_arrays(const std::vector<theory::Solution>& sols,
                           const std::vector<py::ssize_t>& shape) {
   py::dict out;
   for (const std::string& name : theory::Params::names()) {
-    std::vector<std::vector<double>> rows;
+    py::array_t<double> column(shape);
+    double* data = column.mutable_data();
     bool any = false;
-    for (const theory::Solution& s : sols) {
-      rows.push_back({s.params.get(name)});
-      any = any || !std::isnan(rows.back()[0]);
+    const theory::Params::Getter get = theory::Params::getter(name);
+    for (std::size_t i = 0; i < sols.size(); ++i) {
+      data[i] = get(sols[i].params);
+      any = any || !std::isnan(data[i]);
     }
-    if (any || name != "test_overlap") out[py::str(name)] = column_array(name, rows, 0, shape);
+    if (any || name != "test_overlap") out[py::str(name)] = column;
   }
   return out;
 }
@@ -86,12 +111,20 @@ py::dict solutions_to_arrays(const std::vector<theory::Solution>& sols,
                              const std::vector<py::ssize_t>& shape) {
   const bool shift = theory::any_test_shift(sols);
   const std::vector<std::string> names = theory::solution_columns(shift);
-  std::vector<std::vector<double>> rows;
-  rows.reserve(sols.size());
-  for (const theory::Solution& s : sols) rows.push_back(theory::solution_row(s, shift));
+  // Column by column from one row buffer (no table of rows).
+  std::vector<ColumnKind> kinds;
+  std::vector<py::array> arrays;
+  for (const std::string& name : names) {
+    kinds.push_back(column_kind(name));
+    arrays.push_back(typed_array(kinds.back(), shape));
+  }
+  std::vector<double> row;
+  for (std::size_t i = 0; i < sols.size(); ++i) {
+    theory::solution_row(sols[i], shift, row);
+    for (std::size_t c = 0; c < names.size(); ++c) store(arrays[c], kinds[c], i, row[c]);
+  }
   py::dict out;
-  for (std::size_t c = 0; c < names.size(); ++c)
-    out[py::str(names[c])] = column_array(names[c], rows, c, shape);
+  for (std::size_t c = 0; c < names.size(); ++c) out[py::str(names[c])] = arrays[c];
   return out;
 }
 

@@ -7,7 +7,9 @@
 #include "theory/lowrank.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <ceres/jet.h>
@@ -150,13 +152,12 @@ double solve_xi(const Params& p, const SpectralModel& model, MomentMethod method
 }
 
 // The reduced solution at xi = lambda/qh (docs/model.md §5.1): with mh = qh the spectral
-// argument is z = -xi - nu and Gamma's coefficients are A = 1, B = e, C = e nu with
+// argument is z = -xi - nu (v = model.at(z)) and Gamma's coefficients are A = 1, B = e, C = e nu
+// with
 //   e = (s2 - 2m + a + nu b) / (tau - B),  B = b + 2 nu c_ + nu^2 g'.
 // Everything here is finite also in the ridgeless limit lambda -> 0+ at fixed xi (tau < 1),
 // where qh = lambda/xi -> 0; the conjugates are filled by the caller when qh > 0.
-Solution reduced_observables(const Params& p, const SpectralModel& model, MomentMethod method,
-                             double xi) {
-  const SpectralValues v = model.at(-xi - p.nu(), method);
+Solution reduced_observables(const Params& p, const SpectralModel& model, const SpectralValues& v) {
   const ReducedCore<double> r = reduced_core(p, v.R);
   Solution s;
   s.params = p;
@@ -170,12 +171,12 @@ Solution reduced_observables(const Params& p, const SpectralModel& model, Moment
 
 // ... plus the conjugates and responses (qh > 0): mh = qh, qbarh = nu qh, chih = e kappa qh^2,
 // chibarh = nu chih, chi = (1/D) tr S (S-z)^{-1} / (kappa qh), chibar = g / (kappa qh).
-Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMethod method,
+// v = model.at(-xi - nu) as for reduced_observables.
+Solution reduced_solution(const Params& p, const SpectralModel& model, const SpectralValues& v,
                           double xi) {
-  Solution s = reduced_observables(p, model, method, xi);
+  Solution s = reduced_observables(p, model, v);
   const double nu = p.nu();
   const double qh = p.lambda > 0 ? p.lambda / xi : (p.tau - 1.0) / p.kappa;
-  const SpectralValues v = model.at(-xi - nu, method);
   OrderParams& o = s.order;
   o.qhat = o.mhat = qh;
   o.qbarhat = nu * qh;
@@ -227,21 +228,58 @@ Eigen::VectorXd residual_scale(const Eigen::VectorXd& x) {
   return x.cwiseAbs().cwiseMax(1.0);
 }
 
-numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& model,
-                                       MomentMethod method, const Eigen::VectorXd& scale) {
+// z must stay below the spectrum of S (strictly: the resolvent is singular there).
+bool z_allowed(const SpectralModel& model, double qh, double z) {
+  return qh > 0 && std::isfinite(z) && z < model.lower_edge();
+}
+
+// F = (x - Phi(x)) / scale from the spectral values v at z = z_of(x); false unless finite.
+bool scaled_residual(const Params& p, const SpectralValues& v, const double* x,
+                     const double* scale, double* F) {
+  const SpectralInputs in = inputs_from(v);
+  const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
+  saddle_map::residual(p, x, spec, F);
+  bool finite = true;
+  for (int i = 0; i < kN; ++i) {
+    F[i] /= scale[i];
+    finite = finite && std::isfinite(F[i]);
+  }
+  return finite;
+}
+
+// model.at(z, method) remembering the last z: within one saddle solve the observables are
+// evaluated where the solver's last Jacobian was (often the start itself), and the quadrature is
+// most of a solve's time. The same numbers as model.at (a function of z alone).
+class SpectralMemo {
+ public:
+  SpectralMemo(const SpectralModel& model, MomentMethod method) : model_(model), method_(method) {}
+  const SpectralModel& model() const { return model_; }
+  const SpectralValues& at(double z) {
+    if (!last_ || std::bit_cast<std::uint64_t>(last_->z) != std::bit_cast<std::uint64_t>(z))
+      last_ = model_.at(z, method_);
+    return *last_;
+  }
+
+ private:
+  const SpectralModel& model_;
+  MomentMethod method_;
+  std::optional<SpectralValues> last_;
+};
+
+numerics::ResidualSystem saddle_system(const Params& p, SpectralMemo& spectral,
+                                       const Eigen::VectorXd& scale) {
+  SpectralMemo* memo = &spectral;  // outlives the system (both local to one solve)
+  const SpectralModel& model = spectral.model();
   numerics::ResidualSystem sys;
   sys.size = kN;
   sys.names = {"q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "qbarhat", "chibarhat"};
-  // z must stay below the spectrum of S (strictly: the resolvent is singular there).
-  auto z_ok = [&model](double qh, double z) {
-    return qh > 0 && std::isfinite(z) && z < model.lower_edge();
-  };
-  sys.jacobian = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F,
-                                           Eigen::MatrixXd& J) {
+  auto z_ok = [&model](double qh, double z) { return z_allowed(model, qh, z); };
+  sys.jacobian = [p, memo, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F,
+                                         Eigen::MatrixXd& J) {
     using Jet = ceres::Jet<double, kN>;
     const double z = z_of(p, x[QH], x[QBARH]);
     if (!z_ok(x[QH], z)) return false;
-    const SpectralInputs in = inputs_from(model.at(z, method));
+    const SpectralInputs in = inputs_from(memo->at(z));
     Jet xj[kN];
     for (int i = 0; i < kN; ++i) xj[i] = Jet(x[i], i);
     const Jet zj = -(p.lambda + xj[QBARH]) / xj[QH];
@@ -259,25 +297,21 @@ numerics::ResidualSystem saddle_system(const Params& p, const SpectralModel& mod
     }
     return F.allFinite() && J.allFinite();
   };
-  sys.residual = [p, &model, method, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
+  sys.residual = [p, memo, z_ok, scale](const Eigen::VectorXd& x, Eigen::VectorXd& F) {
     const double z = z_of(p, x[QH], x[QBARH]);
     if (!z_ok(x[QH], z)) return false;
-    const SpectralInputs in = inputs_from(model.at(z, method));
-    const double spec[7] = {in.R32, in.R22, in.R12, in.R02, in.R21, in.R11, in.R01};
     F.resize(kN);
-    saddle_map::residual(p, x.data(), spec, F.data());
-    F = F.cwiseQuotient(scale);
-    return F.allFinite();
+    return scaled_residual(p, memo->at(z), x.data(), scale.data(), F.data());
   };
   return sys;
 }
 
 // The authors' damped iteration of the map Phi (docs/model.md §4.4): the fallback start when
 // Ceres fails from the reduced solution, and an independent route to the same fixed point.
-numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& model,
-                                       MomentMethod method, const Eigen::VectorXd& x0) {
+numerics::SolveResult damped_iteration(const Params& p, SpectralMemo& spectral,
+                                       const Eigen::VectorXd& x0) {
   // Unscaled: the map x -> Phi(x) = x - F(x).
-  const auto sys = saddle_system(p, model, method, Eigen::VectorXd::Ones(kN));
+  const auto sys = saddle_system(p, spectral, Eigen::VectorXd::Ones(kN));
   numerics::FixedPointOptions fo;
   fo.damping = 0.5;
   fo.tolerance = 1e-12;
@@ -292,24 +326,30 @@ numerics::SolveResult damped_iteration(const Params& p, const SpectralModel& mod
       x0, fo);
 }
 
+// The reduced solution (docs/model.md §5.1) with the spectral functions of `method`.
+Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMethod method) {
+  const double xi = solve_xi(p, model, method);
+  return reduced_solution(p, model, model.at(-xi - p.nu(), method), xi);
+}
+
 Solution solve_saddle(const Params& p, const SolveOptions& opt) {
   p.validate_for_saddle_point();
-  const SpectralModel model(p);
+  const auto shared_model = SpectralModel::shared(p);
+  const SpectralModel& model = *shared_model;
   const MomentMethod method = opt.moments;
   Eigen::VectorXd x0;
   if (opt.start) {
     x0 = to_vector(*opt.start);
   } else {
     // Robust start: the reduced solution with closed-form spectral functions.
-    x0 = to_vector(reduced_solution(p, model, MomentMethod::Exact,
-                               solve_xi(p, model, MomentMethod::Exact))
-                  .order);
+    x0 = to_vector(reduced_solution(p, model, MomentMethod::Exact).order);
   }
-  const auto sys = saddle_system(p, model, method, residual_scale(x0));
+  SpectralMemo spectral(model, method);
+  const auto sys = saddle_system(p, spectral, residual_scale(x0));
   numerics::SolveResult r = numerics::solve_residual_system(sys, x0, opt.solver);
   if (!r.converged()) {
     // Fall back on the damped iteration from all-ones (the authors' start), then polish.
-    numerics::SolveResult it = damped_iteration(p, model, method, Eigen::VectorXd::Ones(kN));
+    numerics::SolveResult it = damped_iteration(p, spectral, Eigen::VectorXd::Ones(kN));
     if (it.x.size() == kN && it.x.allFinite()) {
       numerics::SolveResult polished = numerics::solve_residual_system(sys, it.x, opt.solver);
       polished.iterations += it.iterations + r.iterations;
@@ -330,24 +370,34 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
     s.order = order_from_vector(r.x);
     const double z = z_of(p, s.order.qhat, s.order.qbarhat);
     if (s.order.qhat > 0 && z < model.lower_edge())
-      fill_observables(p, model, model.at(z, method), coefficients_of(p, s.order), s);
+      fill_observables(p, model, spectral.at(z), coefficients_of(p, s.order), s);
   }
   return s;
 }
 
 Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   p.validate_for_saddle_point();
-  const SpectralModel model(p);
+  const auto shared_model = SpectralModel::shared(p);
+  const SpectralModel& model = *shared_model;
   // The fast path: closed-form spectral functions.
   const MomentMethod method = MomentMethod::Exact;
   const double xi = solve_xi(p, model, method);
-  Solution s = reduced_solution(p, model, method, xi);
+  const SpectralValues v = model.at(-xi - p.nu(), method);
+  Solution s = reduced_solution(p, model, v, xi);
   s.method = Method::Reduced;
-  // Honest check: the reduced solution must be a root of the full saddle-point map.
-  const auto sys = saddle_system(p, model, method, residual_scale(to_vector(s.order)));
-  Eigen::VectorXd F;
-  if (sys.residual(to_vector(s.order), F)) {
-    s.residual_norm = F.norm();
+  // Honest check: the reduced solution must be a root of the full saddle-point map (the residual
+  // of saddle_system, scaled by max(1, |x_i|); the spectral values are v's when the map's z,
+  // -(lambda + qbarh)/qh, rounds to the same number as -xi - nu).
+  const OrderParams& o = s.order;
+  const double x[kN] = {o.q, o.m, o.chi, o.qbar, o.chibar, o.qhat, o.mhat, o.chihat, o.qbarhat,
+                        o.chibarhat};
+  double scale[kN];
+  for (int i = 0; i < kN; ++i) scale[i] = std::max(std::abs(x[i]), 1.0);
+  const double z = z_of(p, x[QH], x[QBARH]);
+  alignas(16) double F[kN];
+  if (z_allowed(model, x[QH], z) &&
+      scaled_residual(p, z == v.z ? v : model.at(z, method), x, scale, F)) {
+    s.residual_norm = Eigen::Map<const Eigen::VectorXd>(F, kN).norm();
     s.status = s.residual_norm <= opt.solver.residual_tolerance ? Status::Converged
                                                                : Status::NotConverged;
     s.message = "reduced closed form; residual of the full saddle-point map";
@@ -370,7 +420,8 @@ Solution solve_letey(const Params& p) {
   if (p.lambda != 0)
     throw InvalidParams("lambda", "the Letey/Lu deterministic equivalent is ridgeless: it needs "
                                   "lambda = 0 (use --method saddle for lambda > 0)");
-  const SpectralModel model(p);
+  const auto shared_model = SpectralModel::shared(p);
+  const SpectralModel& model = *shared_model;
   const auto& S = model.spectrum_of_S();
   const double nu0 = (1.0 + p.sigma * p.sigma) / p.alpha;  // tr C_tr / D = 1
   double xi = 0;
@@ -405,7 +456,7 @@ Solution solve_letey(const Params& p) {
   // Letey.
   Params ridgeless = p;
   ridgeless.lambda = 0;
-  const Solution r = reduced_observables(ridgeless, model, MomentMethod::Exact, xi);
+  const Solution r = reduced_observables(ridgeless, model, model.at(-xi - ridgeless.nu(), MomentMethod::Exact));
   s.order = r.order;
   s.decomposition = r.decomposition;
   s.error.tm = r.error.tm;

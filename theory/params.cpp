@@ -115,8 +115,11 @@ std::vector<numerics::Atom> Params::population_spectrum() const {
 }
 
 double Params::structural_rank() const {
+  // The low-rank spectrum {(1/rho, rho), (0, 1 - rho)} has rho there (0 + rho, exactly), without
+  // building it: every solve asks (regime()).
+  if (task_spectrum.empty()) return rho;
   double r = 0;
-  for (const auto& a : population_spectrum())
+  for (const auto& a : task_spectrum)
     if (a.position > 0) r += a.mass;
   return r;
 }
@@ -145,20 +148,23 @@ void Params::check_name(const std::string& name, const std::string& field) {
                                  numerics::did_you_mean(name, n) + "; one of " + list);
 }
 
-double Params::get(const std::string& name) const {
-  if (name == "alpha") return alpha;
-  if (name == "alpha_test") return effective_alpha_test();
-  if (name == "tau") return tau;
-  if (name == "gamma") return gamma();
-  if (name == "kappa") return kappa;
-  if (name == "rho") return rho;
-  if (name == "sigma") return sigma;
-  if (name == "sigma_test") return sigma_test;
-  if (name == "lambda") return lambda;
-  if (name == "test_overlap") return test_overlap.value_or(std::nan(""));
+Params::Getter Params::getter(const std::string& name) {
+  using P = const Params&;
+  if (name == "alpha") return [](P p) { return p.alpha; };
+  if (name == "alpha_test") return [](P p) { return p.effective_alpha_test(); };
+  if (name == "tau") return [](P p) { return p.tau; };
+  if (name == "gamma") return [](P p) { return p.gamma(); };
+  if (name == "kappa") return [](P p) { return p.kappa; };
+  if (name == "rho") return [](P p) { return p.rho; };
+  if (name == "sigma") return [](P p) { return p.sigma; };
+  if (name == "sigma_test") return [](P p) { return p.sigma_test; };
+  if (name == "lambda") return [](P p) { return p.lambda; };
+  if (name == "test_overlap") return [](P p) { return p.test_overlap.value_or(std::nan("")); };
   check_name(name);
-  return std::nan("");
+  return [](P) { return std::nan(""); };
 }
+
+double Params::get(const std::string& name) const { return getter(name)(*this); }
 
 void Params::set(const std::string& name, double value) {
   if (name == "alpha") alpha = value;

@@ -71,6 +71,9 @@ struct Params {
   // InvalidParams(field) unless name is one of names(): the list and the closest name.
   static void check_name(const std::string& name, const std::string& field = "name");
   double get(const std::string& name) const;  // throws InvalidParams for an unknown name
+  // get(name) as a function, looked up once (a column of values over many points).
+  using Getter = double (*)(const Params&);
+  static Getter getter(const std::string& name);  // throws InvalidParams for an unknown name
   void set(const std::string& name, double value);
 };
 

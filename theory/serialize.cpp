@@ -297,11 +297,15 @@ std::vector<std::string> solution_columns(bool test_shift) {
   return c;
 }
 
-std::vector<double> solution_row(const Solution& s, bool test_shift) {
-  std::vector<double> r = {s.converged() ? 1.0 : 0.0, s.residual_norm,
-                           static_cast<double>(s.iterations)};
+void solution_row(const Solution& s, bool test_shift, std::vector<double>& row) {
+  row.assign({s.converged() ? 1.0 : 0.0, s.residual_norm, static_cast<double>(s.iterations)});
   for (const Quantity& q : solution_quantities())
-    if (is_column(q, test_shift)) r.push_back(q.value(s));
+    if (is_column(q, test_shift)) row.push_back(q.value(s));
+}
+
+std::vector<double> solution_row(const Solution& s, bool test_shift) {
+  std::vector<double> r;
+  solution_row(s, test_shift, r);
   return r;
 }
 

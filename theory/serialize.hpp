@@ -48,6 +48,8 @@ std::string to_text(const Solution& s);
 // nan values, a point without a shifted protocol nan shift columns (Quantity::value).
 std::vector<std::string> solution_columns(bool test_shift = false);
 std::vector<double> solution_row(const Solution& s, bool test_shift = false);
+// The same into `row` (its capacity reused: one allocation for a whole table).
+void solution_row(const Solution& s, bool test_shift, std::vector<double>& row);
 // Whether a table of these solutions needs the shift columns (any of them has a shifted protocol).
 bool any_test_shift(const std::vector<Solution>& solutions);
 

@@ -10,7 +10,11 @@
 namespace icl::theory {
 
 SpectralModel::SpectralModel(const Params& p)
-    : ratio_(1.0 / p.kappa), population_(p.population_spectrum()), rho_(p.rho) {
+    : kappa_(p.kappa),
+      task_spectrum_(p.task_spectrum),
+      ratio_(1.0 / p.kappa),
+      population_(p.population_spectrum()),
+      rho_(p.rho) {
   if (p.task_spectrum.empty()) {
     // In span(A): S_A = (1/rho) T, T an r x r Wishart with M0 samples: ratio c = r/M0 =
     // rho/kappa, scale 1/rho (so tr S / D = 1). Outside span(A) (fraction 1 - rho) S = 0.
@@ -22,6 +26,21 @@ SpectralModel::SpectralModel(const Params& p)
     S_ = std::make_shared<numerics::GeneralizedMarchenkoPastur>(ratio_, population_);
   }
   lower_edge_ = S_->lower_edge();
+}
+
+std::shared_ptr<const SpectralModel> SpectralModel::shared(const Params& p) {
+  thread_local std::shared_ptr<const SpectralModel> last;
+  const auto same_atoms = [](const std::vector<numerics::Atom>& a,
+                             const std::vector<numerics::Atom>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (a[k].position != b[k].position || a[k].mass != b[k].mass) return false;
+    return true;
+  };
+  if (!(last && last->kappa_ == p.kappa && last->rho_ == p.rho &&
+        same_atoms(last->task_spectrum_, p.task_spectrum)))
+    last = std::make_shared<const SpectralModel>(p);
+  return last;
 }
 
 numerics::ResolventMoments SpectralModel::weighted(double z, const numerics::ResolventMoments& R,

@@ -89,6 +89,13 @@ struct SpectralValues {
 class SpectralModel {
  public:
   explicit SpectralModel(const Params& p);
+  // The model of p, shared: the one built by the previous call on this thread when p has the same
+  // kappa, rho and task_spectrum (the model depends on nothing else), a new one otherwise. Along
+  // a grid or vector of points that varies alpha, tau, sigma or lambda this builds one model, and
+  // the measures' quadrature nodes and density values are computed once instead of per point;
+  // the numbers are the same as from a new model (a model is immutable and its caches hold what
+  // it would compute).
+  static std::shared_ptr<const SpectralModel> shared(const Params& p);
   // All R_{k,j}, T_{k,j} (k <= 3, j <= 4) at real z below the spectrum of S.
   SpectralValues at(double z, numerics::MomentMethod method) const;
   // Highest z allowed: the lowest point of the spectrum of S (0 when S has null directions).
@@ -113,6 +120,9 @@ class SpectralModel {
                                       const std::vector<double>& c) const;
 
 
+  // What the model was built from (shared()'s key).
+  double kappa_ = 0;
+  std::vector<numerics::Atom> task_spectrum_;
   double ratio_ = 0;                        // c = D / M0 = 1 / kappa
   std::vector<numerics::Atom> population_;  // spectrum of Sigma
   std::shared_ptr<const numerics::SpectralMeasure> S_A_;  // low-rank only: S on span(A)
