@@ -1,8 +1,10 @@
 // The contextual layer A of a block (docs/patch.md §2.1): multi-head softmax or linear
 // attention, or an Elman RNN; forward and backward.
 #include <cmath>
+#include <type_traits>
 
 #include "verify/patch/model/detail/affine.hpp"
+#include "verify/patch/model/detail/vmath.hpp"
 #include "verify/patch/model/layers.hpp"
 
 namespace icl::verify::patch {
@@ -47,17 +49,24 @@ Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const 
   for (int h = 0; h < c.heads; ++h) {
     Mat<S>& P = cache ? Ps[static_cast<std::size_t>(h)] : scratch;
     // S_h = K_h^T Q_h / sqrt(d_k): rows are keys, columns queries
-    P.noalias() = K.middleRows(h * dk, dk).transpose() * Q.middleRows(h * dk, dk);
+    // (inner dimension d_k: at most 8, a coefficient-wise product beats the packed GEMM)
+    if (dk <= 8)
+      P.noalias() = K.middleRows(h * dk, dk).transpose().lazyProduct(Q.middleRows(h * dk, dk));
+    else
+      P.noalias() = K.middleRows(h * dk, dk).transpose() * Q.middleRows(h * dk, dk);
     P *= scale;
     if (c.kind == LayerKind::Softmax) {
       // Column by column over the allowed keys only (half the exps with the causal mask), in
-      // place on contiguous column segments (no temporaries). std::exp: on SSE2 Eigen's packet
-      // exp for double is no faster (measured), and std::exp keeps the values of earlier versions.
+      // place on contiguous column segments (no temporaries). exp: for double the vectorized
+      // kernel of detail/vmath.hpp (docs/patch.md §2.6), for float std::exp.
       for (Eigen::Index j = 0; j < n; ++j) {
         const Eigen::Index m = static_cast<Eigen::Index>(count(j));
         auto col = P.col(j).head(m).array();
         col -= col.maxCoeff();
-        col = col.unaryExpr([](S v) { return std::exp(v); });
+        if constexpr (std::is_same_v<S, double>)
+          detail::exp_inplace(P.col(j).data(), static_cast<std::size_t>(m));
+        else
+          col = col.unaryExpr([](S v) { return std::exp(v); });
         col /= col.sum();
         P.col(j).tail(n - m).setZero();
       }

@@ -1,8 +1,10 @@
 // The MLP of a block (docs/patch.md §2.2, §16.2): dense layers with GELU, ReLU or SiLU between
 // them, or a gated first hidden layer (SwiGLU, GeGLU); forward and backward.
 #include <cmath>
+#include <type_traits>
 
 #include "verify/patch/model/detail/affine.hpp"
+#include "verify/patch/model/detail/vmath.hpp"
 #include "verify/patch/model/layers.hpp"
 
 namespace icl::verify::patch {
@@ -13,17 +15,37 @@ using detail::affine;
 constexpr double kSqrt1_2 = 0.70710678118654752440;   // 1 / sqrt(2)
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 
-// f(x) elementwise. GELU x Phi(x) (exact erf form), ReLU, SiLU x sigma(x). Whole-matrix array
-// expressions (Eigen vectorizes exp; erf is scalar).
+// f of every entry: for double the vectorized kernel `vec` of detail/vmath.hpp (docs/patch.md
+// §2.6), for float `g` of the matrix (the float model's values of earlier versions: Eigen's exp,
+// std::erf).
+template <class S, class G>
+Mat<S> elementwise(Mat<S> t, void (*vec)(double*, std::size_t), G g) {
+  if constexpr (std::is_same_v<S, double>)
+    vec(t.data(), static_cast<std::size_t>(t.size()));
+  else
+    t = g(t);
+  return t;
+}
+template <class S>
+Mat<S> exp_of(Mat<S> t) {
+  return elementwise(std::move(t), detail::exp_inplace,
+                     [](const Mat<S>& m) -> Mat<S> { return m.array().exp().matrix(); });
+}
+template <class S>
+Mat<S> erf_of(Mat<S> t) {
+  return elementwise(std::move(t), detail::erf_inplace, [](const Mat<S>& m) -> Mat<S> {
+    return m.unaryExpr([](S v) { return std::erf(v); });
+  });
+}
+
+// f(x) elementwise. GELU x Phi(x) (exact erf form), ReLU, SiLU x sigma(x).
 template <class S>
 Mat<S> activate(Activation act, const Mat<S>& x) {
   switch (act) {
     case Activation::Gelu:
-      return (x.array() * (S(0.5) + S(0.5) * (x.array() * S(kSqrt1_2)).unaryExpr(
-                                                 [](S v) { return std::erf(v); })))
-          .matrix();
+      return (x.array() * (S(0.5) + S(0.5) * erf_of<S>(x * S(kSqrt1_2)).array())).matrix();
     case Activation::Relu: return x.cwiseMax(S(0));
-    case Activation::Silu: return (x.array() / (S(1) + (-x.array()).exp())).matrix();
+    case Activation::Silu: return (x.array() / (S(1) + exp_of<S>(-x).array())).matrix();
   }
   return x;
 }
@@ -32,14 +54,13 @@ template <class S>
 Mat<S> activate_grad(Activation act, const Mat<S>& x) {
   switch (act) {
     case Activation::Gelu: {
-      const auto phi = (x.array().square() * S(-0.5)).exp() * S(kInvSqrt2Pi);
-      return (S(0.5) + S(0.5) * (x.array() * S(kSqrt1_2)).unaryExpr([](S v) { return std::erf(v); }) +
-              x.array() * phi)
+      const Mat<S> phi = exp_of<S>(x.array().square().matrix() * S(-0.5)) * S(kInvSqrt2Pi);
+      return (S(0.5) + S(0.5) * erf_of<S>(x * S(kSqrt1_2)).array() + x.array() * phi.array())
           .matrix();
     }
     case Activation::Relu: return (x.array() > S(0)).template cast<S>().matrix();
     case Activation::Silu: {
-      const auto sig = (S(1) / (S(1) + (-x.array()).exp())).eval();
+      const auto sig = (S(1) / (S(1) + exp_of<S>(-x).array())).eval();
       return (sig * (S(1) + x.array() * (S(1) - sig))).matrix();
     }
   }
