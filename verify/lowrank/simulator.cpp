@@ -180,9 +180,9 @@ double SimOptions::memory_bytes(const theory::Params& p) const {
   const double N = n.N, D = n.D, d8 = sizeof(double);
   // Per seed (data.cpp, training.cpp, detail/normal_kernel.hpp): the queries X and context
   // estimates Sm (N x D each); CG adds the blocked products' work space (a block of rows per
-  // thread and a D x D partial per lane); the
-  // direct solver instead the N x D^2 features (twice for the minimum-norm decomposition's copy)
-  // and the D^2 x D^2 normal matrix. Then the labels and task indices, the tasks W (D x M0),
+  // thread and a D x D partial per lane, one operator for the right-hand side and the
+  // iterations); the direct solver instead the N x D^2 features (twice for the minimum-norm
+  // decomposition's copy) and the D^2 x D^2 normal matrix. Then the labels and task indices, the tasks W (D x M0),
   // and about twenty D x D matrices (Gamma and the CG vectors, the preconditioner's
   // eigenvectors, the test moments, Sigma and its root).
   double seed = 2 * N * D * d8 + N * (d8 + sizeof(int)) + D * n.M0 * d8 + 20 * D * D * d8;

@@ -37,6 +37,11 @@ void NormalOperator::apply(const MatrixXd& G, MatrixXd& out) {
   if (ridge_ != 0.0) out += ridge_ * G;
 }
 
+MatrixXd NormalOperator::rhs() const {
+  if (!blocked_) return normal_rhs(d_);
+  return blocked_->weighted_cross(d_.y) / double(d_.n.N);
+}
+
 }  // namespace detail
 
 namespace {
@@ -138,7 +143,7 @@ RidgeFit train_cg(const Dataset& d, double lambda, const CgOptions& o) {
   // Minimum-norm (lambda = 0, N < D^2): plain CG from zero stays in the range of the operator.
   const bool use_pc = o.precondition && !(o.min_norm && lambda == 0.0);
   detail::NormalOperator op(d, lambda, o.threads);
-  const MatrixXd B = normal_rhs(d, o.threads);
+  const MatrixXd B = op.rhs();
   const double bnorm = B.norm();
   RidgeFit res;
   res.Gamma = MatrixXd::Zero(D, D);

@@ -15,6 +15,8 @@ class NormalOperator {
   // result does not depend on it. use_blocked = false: plain Eigen products (a test reference).
   NormalOperator(const Dataset& data, double lambda, int threads = 1, bool use_blocked = true);
   void apply(const MatrixXd& G, MatrixXd& out);
+  // The right-hand side (1/N) X^T diag(y) Sm, on this operator's work space when blocked.
+  MatrixXd rhs() const;
   double ridge() const { return ridge_; }
 
  private:
