@@ -49,8 +49,10 @@ import json
 a, b = json.load(open("sim.json")), json.load(open("full.json"))
 assert a["error"] == b["error"] and a["order"] == b["order"], "interrupted run differs from k seeds"
 PY
-# A second Ctrl-C stops at once (exit 130, nothing written).
-"$icl" "${sim[@]}" --out twice.json 2>twice.err &
+# A second Ctrl-C stops at once (exit 130, nothing written). Seeds of D = 150 (seconds each, where
+# a D = 60 seed now takes 0.2 s) so that the second signal lands while a seed is running.
+twice=(simulate --dim 150 --seeds 400 --seed 3 --threads 1 --prompts 0 --json)
+"$icl" "${twice[@]}" --out twice.json 2>twice.err &
 pid=$!
 wait_for twice.err "\[simulate seed\] 1/400"
 kill -INT "$pid"; sleep 0.2; kill -INT "$pid"
