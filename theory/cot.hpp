@@ -1,0 +1,99 @@
+// Test-time iteration of a ridge-trained linear-attention map ("chain of thought",
+// docs/multistep.md): the map A, trained on tau*D single-context tasks, is applied t times to a
+// fresh context, w_{t+1} = w_t - A S (w_t - w), and E_t = |w - w_t|^2 / D in the limit
+// D -> infinity with L/D = alpha and M/D = tau fixed. E_t is the diagonal coefficient of a
+// bivariate generating function (docs/multistep.md §2), solved row by row in extended precision
+// chosen from the result (§3); the closed forms (§4) give the regime boundaries, the large-t
+// limit and the growth rate.
+#pragma once
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "numerics/status.hpp"
+
+namespace icl::theory {
+
+// The model of docs/multistep.md §1. One struct for the theory and the simulator
+// (verify/multistep/cot_simulator.hpp).
+struct CotParams {
+  double alpha = 2.0;   // context length per dimension, L/D > 0
+  double tau = 4.0;     // pretraining tasks per dimension, M/D > 0 (the theory needs tau > 1)
+  double sigma = 0.1;   // pretraining label noise (test labels are noise-free), >= 0
+  // Ridge of the pretraining, (lambda/2) |A|_F^2 next to the mean squared error over the M
+  // tasks; >= 0. The theory is the ridgeless limit lambda -> 0+: run() refuses lambda > 0,
+  // the simulator uses it (docs/multistep.md §1).
+  double lambda = 0.0;
+
+  // Throws InvalidParams naming the field ("alpha", "tau", "sigma", "lambda"): finite, ranges
+  // as above. The theory's own conditions (tau > 1, lambda = 0) are checked by run().
+  void validate() const;
+};
+
+struct CotOptions {
+  int steps = 30;          // T: E_t for t = 0..T, 0..2000 (cost O(T^3) in the precision used)
+  // The series is computed at increasing precisions (min_bits, 2 min_bits, ... max_bits) until
+  // two consecutive ones agree on every E_t to `relative_tolerance`; the higher one is reported.
+  int min_bits = 128;      // 64..max_bits
+  int max_bits = 8192;     // min_bits..16384
+  double relative_tolerance = 1e-15;  // (0, 1e-6]
+  void validate() const;   // throws InvalidParams naming the field
+};
+
+// Where the iteration goes as t -> infinity (docs/multistep.md §4.3).
+enum class CotRegime {
+  Convergent,   // tau above both boundaries: E_t tends to `limit`
+  Oscillatory,  // the dominant singularity is at x < 0: E_t grows, I - A S overshoots
+  Monotone,     // the dominant singularity is at 0 < x < 1: E_t grows monotonically
+};
+const char* to_string(CotRegime r);  // "convergent" | "oscillatory" | "monotone"
+
+struct CotResult {
+  CotParams params;
+  CotOptions options;
+  std::vector<double> error;        // E_0..E_T (E_0 = 1); NaN when not certified
+  // Closed form at tau -> infinity (A = I/c): E_t = int (1 - x/c)^{2t} dMP(x) (§4.1), per step.
+  std::vector<double> error_tau_infinity;
+  int precision_bits = 0;           // the precision of the reported E_t
+  double precision_agreement = std::numeric_limits<double>::quiet_NaN();  // max relative
+                                    // difference between the last two precisions
+  double tau_c = std::numeric_limits<double>::quiet_NaN();     // oscillatory boundary (§4.3)
+  double tau_monotone = std::numeric_limits<double>::quiet_NaN();  // monotone boundary
+  double tau_crit = std::numeric_limits<double>::quiet_NaN();  // max of the two
+  CotRegime regime = CotRegime::Convergent;
+  // t -> infinity: (1 - alpha)(tau - 1)/(tau - 2 - sigma^2) for alpha < 1, 0 for alpha >= 1 in
+  // the convergent regime; +infinity otherwise (§4.4).
+  double limit = std::numeric_limits<double>::quiet_NaN();
+  // Outside the convergent regime, ln E_{t+1}/E_t as t -> infinity = -2 ln|x0| with x0 the
+  // dominant root of the denominator on the diagonal (§4.5); NaN when convergent.
+  double growth_rate = std::numeric_limits<double>::quiet_NaN();
+  int t_opt = 0;                     // argmin of E_t over t = 0..T
+  double error_t_opt = std::numeric_limits<double>::quiet_NaN();
+  numerics::Status status = numerics::Status::NotConverged;
+  std::string message;
+  bool converged() const { return status == numerics::Status::Converged; }
+};
+
+// Validates (params.validate(), options.validate(), tau > 1 and lambda = 0 as InvalidParams
+// naming "tau" / "lambda"), then computes the series and the closed forms. A series whose
+// precision could not be certified within max_bits is a result with status NotConverged, the
+// E_t NaN and precision_agreement the difference reached.
+CotResult run(const CotParams& params, const CotOptions& options);
+
+// Closed forms (docs/multistep.md §4), each checked against the series in tests/.
+double cot_c(const CotParams& p);                     // 1 + (1 + sigma^2)/alpha
+double cot_first_step_error(const CotParams& p);      // E_1 (§4.2)
+double cot_tau_c(double alpha, double sigma);         // oscillatory boundary
+double cot_tau_monotone(double alpha, double sigma);  // monotone boundary
+double cot_limit(const CotParams& p);                 // t -> infinity (§4.4)
+double cot_growth_rate(const CotParams& p);           // §4.5, NaN when convergent
+CotRegime cot_regime(const CotParams& p);
+
+// The JSON of `icl cot --json` (keys in docs/multistep.md §6) and its text form.
+nlohmann::ordered_json to_json(const CotParams& p);
+nlohmann::ordered_json to_json(const CotResult& r);
+std::string to_text(const CotResult& r);
+
+}  // namespace icl::theory
