@@ -13,4 +13,6 @@ void register_figs(CLI::App& app);      // cmd_figs.cpp   (paper figures)
 void register_softmax(CLI::App& app);   // cmd_softmax.cpp (softmax-attention check)
 void register_optimize(CLI::App& app);  // cmd_optimize.cpp (optimal hyperparameters)
 void register_boundary(CLI::App& app);  // cmd_boundary.cpp (phase boundaries in any plane)
+void register_cot(CLI::App& app);       // cmd_cot.cpp (test-time iteration)
+void register_depth(CLI::App& app);     // cmd_depth.cpp (depth: L layers as L steps)
 }  // namespace icl::cli

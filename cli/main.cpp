@@ -131,6 +131,8 @@ int main(int argc, char** argv) {
   register_softmax(app);
   register_optimize(app);
   register_boundary(app);
+  register_cot(app);
+  register_depth(app);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (...) {

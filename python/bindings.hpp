@@ -13,5 +13,7 @@ void bind_simulate(py::module_& m);  // simulate, LowRankSimulator, sizes
 void bind_patch(py::module_& m);     // patch checks
 void bind_optimize(py::module_& m);  // optimize (optimal hyperparameters)
 void bind_boundary(py::module_& m);  // boundary (phase boundaries in any plane)
+void bind_cot(py::module_& m);       // cot (test-time iteration: theory, simulation)
+void bind_depth(py::module_& m);     // depth (L layers as L steps of gradient descent)
 
 }  // namespace icl::python

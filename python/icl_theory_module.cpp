@@ -78,6 +78,8 @@ PYBIND11_MODULE(_core, m) {
   icl::python::bind_patch(m);
   icl::python::bind_optimize(m);
   icl::python::bind_boundary(m);
+  icl::python::bind_cot(m);
+  icl::python::bind_depth(m);
   // The "did you mean" of the Python layer's argument errors (package/_arguments.py): the same
   // rule as the command line's.
   m.def("_did_you_mean", &icl::numerics::did_you_mean, py::arg("name"), py::arg("candidates"));

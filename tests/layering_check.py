@@ -12,6 +12,7 @@ as FILE:LINE: #include ... (RULE) and exits 1; exit 0 when there is none.
   verify/softmax/  nothing of verify/patch/
   verify/patch/    nothing of theory/ verify/lowrank/ verify/softmax/ (icl::verify_patch links
                    icl::numerics only)
+  verify/multistep/ nothing of verify/lowrank/ verify/softmax/ verify/patch/
   paper_figs/      nothing of cli/ python/
   python/          nothing of cli/ paper_figs/
   cli/ python/ paper_figs/ (the front ends): only public headers of the libraries, no
@@ -31,6 +32,7 @@ RULES = [
     ("verify/lowrank/", ("verify/softmax/", "verify/patch/")),
     ("verify/softmax/", ("verify/patch/",)),
     ("verify/patch/", ("theory/", "verify/lowrank/", "verify/softmax/")),
+    ("verify/multistep/", ("verify/lowrank/", "verify/softmax/", "verify/patch/")),
     ("paper_figs/", ("cli/", "python/")),
     ("python/", ("cli/", "paper_figs/")),
 ]

@@ -1,0 +1,6 @@
+// cot: to be written (docs/multistep.md).
+#include "python/bindings.hpp"
+
+namespace icl::python {
+void bind_cot(py::module_&) {}
+}  // namespace icl::python

@@ -1,0 +1,2 @@
+// The test-time iteration's simulator (verify/multistep/cot_simulator.hpp): to be written.
+namespace icl::verify::multistep {}
