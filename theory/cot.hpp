@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "numerics/status.hpp"
+#include "numerics/table.hpp"
 
 namespace icl::theory {
 
@@ -32,14 +33,18 @@ struct CotParams {
   void validate() const;
 };
 
+inline constexpr int kCotMaxSteps = 1000;
+inline constexpr int kCotMaxBits = 16384;
+
 struct CotOptions {
-  int steps = 30;          // T: E_t for t = 0..T, 0..2000 (cost O(T^3) in the precision used)
-  // The series is computed at increasing precisions (min_bits, 2 min_bits, ... max_bits) until
-  // two consecutive ones agree on every E_t to `relative_tolerance`; the higher one is reported.
-  int min_bits = 128;      // 64..max_bits
-  int max_bits = 8192;     // min_bits..16384
-  double relative_tolerance = 1e-15;  // (0, 1e-6]
-  void validate() const;   // throws InvalidParams naming the field
+  int steps = 30;          // T: E_t for t = 0..T, 0..kCotMaxSteps (cost O(T^3) at the precision)
+  // The series is computed at 128 bits, then at the precision its measured cancellation asks
+  // for (at most max_bits), until two consecutive runs agree on every E_t (and every closed-form
+  // tau -> infinity value) to `relative_tolerance` after rounding to double; the higher one is
+  // reported (docs/multistep.md §3).
+  int max_bits = 8192;     // 192..kCotMaxBits
+  double relative_tolerance = 1e-14;  // [1e-15, 1e-3]
+  void validate() const;   // throws InvalidParams naming the field ("steps", "max_bits", ...)
 };
 
 // Where the iteration goes as t -> infinity (docs/multistep.md §4.3).
@@ -90,6 +95,22 @@ double cot_tau_monotone(double alpha, double sigma);  // monotone boundary
 double cot_limit(const CotParams& p);                 // t -> infinity (§4.4)
 double cot_growth_rate(const CotParams& p);           // §4.5, NaN when convergent
 CotRegime cot_regime(const CotParams& p);
+
+// A grid of the theory over two of the parameters ("alpha", "tau", "sigma"): the result at
+// (xs[i], ys[j]) is element i * ys.size() + j. Every point is validated before any work (an
+// InvalidParams names "x" or "y" for an unknown name, else the parameter's field); points run on
+// `threads` threads (0: every core), each the same whatever the thread count.
+std::vector<CotResult> cot_phase_grid(const CotParams& base, const std::string& x_name,
+                                      const std::vector<double>& xs, const std::string& y_name,
+                                      const std::vector<double>& ys, const CotOptions& options,
+                                      int threads);
+// The grid as the table of `icl cot --phase` (one row per point, x varying slowest): x, y (under
+// their names), converged, regime (0 convergent, 1 oscillatory, 2 monotone), tau_c,
+// tau_monotone, tau_crit, limit, growth_rate, t_opt, error_t_opt, error_last (E_T),
+// precision_bits.
+numerics::Table cot_phase_table(const std::string& x_name, const std::vector<double>& xs,
+                                const std::string& y_name, const std::vector<double>& ys,
+                                const std::vector<CotResult>& grid);
 
 // The JSON of `icl cot --json` (keys in docs/multistep.md §6) and its text form.
 nlohmann::ordered_json to_json(const CotParams& p);
