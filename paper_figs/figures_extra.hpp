@@ -22,6 +22,7 @@ FigureStep fig_patch_loss, fig_patch_layers, fig_patch_steps, fig_patch_align,  
 FigureStep fig_transition_alpha;                                                    // 13
 FigureStep fig_bayes_gap, fig_optimal_ridge, fig_test_overlap, fig_finite_dim;      // 14-16, 18
 FigureStep fig_sensitivity;                                                         // 19
+FigureStep fig_cot, fig_depth;                                                      // 20, 21
 
 // Shared by the data steps of figures 1-6 (figures.cpp).
 theory::Params decomposition_params();  // the paper's decomposition-figure point

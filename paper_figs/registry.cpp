@@ -67,6 +67,9 @@ constexpr Row kRows[] = {
     {"sensitivity", kBeyond, fig_sensitivity,
      "which parameter IDG is most sensitive to across the (rho, kappa) plane: the largest "
      "exact elasticity d ln IDG / d ln x"},
+    {"cot", kBeyond, fig_cot,
+     "test-time iteration: E_t against t (theory and simulations at two D) for the four "
+     "behaviours, and the regimes in the (alpha, tau) plane with their two boundaries"},
 };
 
 std::vector<Figure> make_registry() {

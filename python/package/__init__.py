@@ -5,7 +5,8 @@ low-rank replica theory; solve_finite_dim: its finite-D prediction at token dime
 (docs/finite_dim.md §21). MarchenkoPastur, GeneralizedMarchenkoPastur, resolvent_moment,
 integrate: spectral measures. simulate, LowRankSimulator: the finite-D simulator (with the
 theory next to it). patch_check, rank1_patch: the exact rank-1 patch of a contextual block.
-optimize: the parameter value that minimizes TM, IDG or ODG. icl_theory.distributed: simulation
+optimize: the parameter value that minimizes TM, IDG or ODG. cot: the test-time iteration of a
+trained linear-attention map (docs/multistep.md), theory and simulation. icl_theory.distributed: simulation
 sweeps on dask.distributed, equal to `icl sweep --simulate`.
 
 solve() takes numpy arrays for any parameter (broadcast together) and then returns a
@@ -26,7 +27,7 @@ from . import _core
 from ._core import *  # noqa: F401,F403  (Params, Solution, the spectral and patch functions, ...)
 from ._core import InvalidParams, NumericalError, Params, Solution
 from ._progress import reporter as _reporter
-from ._results import (BoundaryResult, FiniteDimResult, OptimizeResult, PhaseResult,
+from ._results import (BoundaryResult, CotResult, FiniteDimResult, OptimizeResult, PhaseResult,
                        SimulationResult, SolutionArray, SweepResult)
 
 __version__ = _core.__version__
@@ -313,3 +314,21 @@ class LowRankSimulator(_core.LowRankSimulator):
 from ._arguments import wrap_public_functions as _wrap_public_functions  # noqa: E402
 
 _wrap_public_functions(globals())
+
+
+def cot(**kwargs):
+    """The test-time iteration ("chain of thought", docs/multistep.md): E_t for t = 0..steps
+    from the D -> infinity theory (certified extended precision), the regime boundaries tau_c,
+    tau_monotone, tau_crit, the regime, the large-t limit, the growth rate and t_opt.
+
+    Keywords (defaults of the library, as `icl cot`): alpha, tau, sigma, lambda (or lambda_),
+    steps, max_bits, relative_tolerance; simulate=True adds the simulator's mean, sem and median
+    per step at dim, seeds, test_tasks, seed, threads (the theory needs tau > 1 and lambda = 0;
+    outside them only the simulation runs). Returns a CotResult (a dict with to_pandas(): one
+    row per step). Raises InvalidParams naming the field, as the CLI.
+
+    >>> r = cot(alpha=3.0, tau=2.0, sigma=0.01, steps=3)
+    >>> round(r["error"][1], 6), r["regime"]
+    (0.500012, 'convergent')
+    """
+    return CotResult(_core.cot(**kwargs))

@@ -385,3 +385,26 @@ class BoundaryResult(dict):
         frame["criterion"] = self["criterion"]["type"]
         frame["quantity"] = self["criterion"]["quantity"]
         return _with_parameters(frame, self._parameters_of(self["trace"]["points"]))
+
+
+class CotResult(dict):
+    """Result of cot(): the dict of `icl cot --json` (docs/multistep.md §6): steps, error (E_t),
+    error_tau_infinity, tau_c, tau_monotone, tau_crit, regime, limit, growth_rate, t_opt,
+    error_t_opt, converged, status, message, precision_bits, params; with simulate=True a
+    "simulation" dict (mean, sem, median per step, spectral_radius per seed, dim, seeds, ...).
+    to_pandas(): one row per step t with the theory's columns and the simulation's as sim_*."""
+
+    def to_pandas(self):
+        pd = _pandas()
+        sim = self.get("simulation") or {}
+        steps = self.get("steps") or list(range(len(sim.get("mean", []))))
+        frame = pd.DataFrame({"t": np.asarray(steps, dtype=int)})
+        for key in ("error", "error_tau_infinity"):
+            if key in self:
+                frame[key] = [_nan_if_none(v) for v in self[key]]
+        for key in ("mean", "sem", "median"):
+            if key in sim:
+                frame["sim_" + key] = [_nan_if_none(v) for v in sim[key]]
+        for k, v in self["params"].items():
+            frame[k] = v
+        return frame
