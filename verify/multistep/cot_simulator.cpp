@@ -35,10 +35,13 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Pretraining tasks per GEMM update of the two D x D sums.
 constexpr int kPretrainingBlock = 64;
 // Test tasks iterated together (the A-product is a D x D times D x k GEMM): as many contexts as
-// fit in about 32 MB, 1..32. A function of (D, L) only, so the same for every thread count.
+// fit in about 8 MB, 1..32, so that the block stays in the last-level cache from one step to the
+// next (each step reads every context twice; at D = 400, L = 800 blocks of 3 contexts ran the
+// iteration twice as fast as blocks of 12 on the project's machine, 32 MB L3 for 2 cores). A
+// function of (D, L) only, so the same for every thread count.
 int test_block(int D, int L) {
   const double per_task = 8.0 * D * L;
-  return int(std::clamp(std::floor(32e6 / per_task), 1.0, 32.0));
+  return int(std::clamp(std::floor(8e6 / per_task), 1.0, 32.0));
 }
 // The pretraining Gram matrix is refused below this reciprocal condition number (LLT::rcond):
 // A would carry relative errors of order 1e-4 or more.
@@ -81,27 +84,69 @@ std::mt19937_64 task_rng(std::uint64_t seed, const char* stream, int task) {
   return std::mt19937_64(numerics::derive_seed(seed, stream, std::uint64_t(task)));
 }
 
+// b = (D/L) X y of one pretraining task with its w, from the task's own stream. Direct: the D x L
+// context X (columns N(0, I/D)), then y = X^T w + sigma eps. Factorized (docs/simulation.md §13.3,
+// exact in distribution): with omega = |w|, u = w/omega, each token is x_l = a_l u + x_l_perp,
+// a_l ~ N(0, 1/D); the labels y_l = omega a_l + sigma eps_l see only the a_l, and given them
+// sum_l y_l x_l_perp ~ N(0, (sum_l y_l^2) P_perp / D) = sqrt(sum_l y_l^2 / D) P_perp g, so
+// X y = (a . y) u + sqrt(|y|^2 / D) (g - u (u . g)): 2 L + D normals instead of D L.
+class PretrainingSampler {
+ public:
+  PretrainingSampler(const theory::CotParams& p, const Sizes& n, bool direct)
+      : sigma_(p.sigma), ratio_(double(n.D) / n.L), direct_(direct), y_(n.L), eps_(n.L) {
+    if (direct_) X_.resize(n.D, n.L);
+    else {
+      a_.resize(n.L);
+      g_.resize(n.D);
+    }
+  }
+  template <class W, class B>
+  void draw(std::uint64_t seed, int task, W&& w, B&& b) {
+    std::mt19937_64 rng = task_rng(seed, "pretraining", task);
+    numerics::NormalSampler normal(rng);
+    const Eigen::Index D = w.size(), L = y_.size();
+    const double scale = 1.0 / std::sqrt(double(D));
+    normal.fill(w.data(), D, 1.0);
+    if (direct_) {
+      normal.fill(X_.data(), X_.size(), scale);
+      normal.fill(eps_.data(), L, 1.0);
+      y_.noalias() = X_.transpose() * w;
+      y_ += sigma_ * eps_;
+      b.noalias() = ratio_ * (X_ * y_);
+      return;
+    }
+    normal.fill(a_.data(), L, scale);
+    normal.fill(eps_.data(), L, 1.0);
+    normal.fill(g_.data(), D, 1.0);
+    const double omega = w.norm();
+    y_ = omega * a_ + sigma_ * eps_;
+    const double along = a_.dot(y_), across = std::sqrt(y_.squaredNorm() / D);
+    if (omega > 0) {
+      const double ug = w.dot(g_) / omega;
+      b = ratio_ * ((along - across * ug) / omega * w + across * g_);
+    } else {  // w = 0 (probability 0): y = sigma eps, X y has covariance |y|^2 I / D
+      b = ratio_ * across * g_;
+    }
+  }
+
+ private:
+  double sigma_, ratio_;
+  bool direct_;
+  VectorXd y_, eps_, a_, g_;
+  MatrixXd X_;
+};
+
 // A = (sum w b^T) (sum b b^T + (M lambda/2) I)^{-1}; false (and `why`) when the Gram matrix is
 // not safely positive definite.
-bool pretrain(const theory::CotParams& p, const Sizes& n, std::uint64_t seed, MatrixXd& A,
-              std::string& why) {
-  const int D = n.D, L = n.L;
-  const double scale = 1.0 / std::sqrt(double(D)), ratio = double(D) / L;
+bool pretrain(const theory::CotParams& p, const Sizes& n, bool direct, std::uint64_t seed,
+              MatrixXd& A, std::string& why) {
+  const int D = n.D;
+  PretrainingSampler sampler(p, n, direct);
   MatrixXd WB = MatrixXd::Zero(D, D), BB = MatrixXd::Zero(D, D);
-  MatrixXd W(D, kPretrainingBlock), B(D, kPretrainingBlock), X(D, L);
-  VectorXd y(L), eps(L);
+  MatrixXd W(D, kPretrainingBlock), B(D, kPretrainingBlock);
   for (int start = 0; start < n.M; start += kPretrainingBlock) {
     const int k = std::min(kPretrainingBlock, n.M - start);
-    for (int j = 0; j < k; ++j) {
-      std::mt19937_64 rng = task_rng(seed, "pretraining", start + j);
-      numerics::NormalSampler normal(rng);
-      normal.fill(W.col(j).data(), D, 1.0);
-      normal.fill(X.data(), X.size(), scale);
-      normal.fill(eps.data(), L, 1.0);
-      y.noalias() = X.transpose() * W.col(j);
-      y += p.sigma * eps;
-      B.col(j).noalias() = ratio * (X * y);
-    }
+    for (int j = 0; j < k; ++j) sampler.draw(seed, start + j, W.col(j), B.col(j));
     numerics::gemm(Transpose::No, Transpose::Yes, D, D, k, 1.0, W.data(), D, B.data(), D, 1.0,
                    WB.data(), D);
     numerics::gemm(Transpose::No, Transpose::Yes, D, D, k, 1.0, B.data(), D, B.data(), D, 1.0,
@@ -140,7 +185,7 @@ SeedOutput run_seed(const theory::CotParams& p, const CotSimOptions& o, const Si
   SeedOutput out;
   const int D = n.D, L = n.L, T = o.steps, N = o.test_tasks;
   MatrixXd A;
-  if (!pretrain(p, n, seed, A, out.message)) {
+  if (!pretrain(p, n, o.direct_pretraining, seed, A, out.message)) {
     out.status = Status::NumericalFailure;
     out.mean.assign(T + 1, kNaN);
     return out;

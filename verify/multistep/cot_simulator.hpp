@@ -3,8 +3,9 @@
 //
 //   pretraining  M = round(tau D) tasks w ~ N(0, I_D), each with a fresh context X (D x L,
 //                columns x ~ N(0, I_D/D), L = round(alpha D)) and labels y = X^T w + sigma eps;
-//                b = (D/L) X y; A = (sum w b^T) (sum b b^T + (M lambda/2) I)^{-1}, the ridge
-//                solution of (1/M) sum |w - A b|^2 + (lambda/2) |A|_F^2 (Cholesky).
+//                b = (D/L) X y (drawn factorized by default: CotSimOptions::direct_pretraining);
+//                A = (sum w b^T) (sum b b^T + (M lambda/2) I)^{-1}, the ridge solution of
+//                (1/M) sum |w - A b|^2 + (lambda/2) |A|_F^2 (Cholesky).
 //   test         test_tasks fresh tasks w with fresh contexts X, noise-free labels, S = (D/L) X X^T;
 //                e_0 = w, e_{t+1} = (I - A S) e_t (the same S at every step), i.e. the iterate
 //                w_t = w - e_t of w_{t+1} = w_t - A S (w_t - w) from w_0 = 0;
@@ -17,7 +18,8 @@
 // typical task, not a per-seed quantity; the mean of two middle values for an even count).
 //
 // Seeds (numerics/seed.hpp): seed k of a run is derive_seed(seed, "cot", k); its pretraining task
-// mu draws (w, X, eps) from derive_seed(seed_k, "pretraining", mu) and its test task j (w, X)
+// mu draws (w, then X and eps, or the factorized draw's a, eps, g) from
+// derive_seed(seed_k, "pretraining", mu) and its test task j (w, X)
 // from derive_seed(seed_k, "test", j). Seeds run in parallel, each on one thread with fixed block
 // sizes, so the output is the same bits whatever the number of threads.
 #pragma once
@@ -40,6 +42,11 @@ struct CotSimOptions {
   int steps = 30;         // T >= 0: E_t for t = 0..T
   int threads = 0;        // 0 = every core, else 1..numerics::kMaxThreads; seeds run in parallel
   std::uint64_t seed = 1; // the run's base seed
+  // How a pretraining task's b = (D/L) X y is drawn: false (default) factorized, from 2 L + D
+  // normals, exact in distribution (docs/multistep_simulation.md §2, as docs/simulation.md
+  // §13.3); true: the D x L context X itself, D L normals. The two give different draws of the
+  // same distribution (a test compares them).
+  bool direct_pretraining = false;
   // Throws InvalidParams naming "dim", "seeds", "test_tasks", "steps" or "threads".
   void validate() const;
   // The peak memory of a simulation at p (the seeds that run at once, each with its D x D
