@@ -21,13 +21,18 @@ using namespace icl::verify::multistep;
 
 namespace {
 
-CotSimOptions small_options() {
+CotSimOptions one_thread(int dim, int seeds, int test_tasks, int steps) {
   CotSimOptions o;
-  o.dim = 12;
-  o.seeds = 3;
-  o.test_tasks = 40;
-  o.steps = 5;
+  o.dim = dim;
+  o.seeds = seeds;
+  o.test_tasks = test_tasks;
+  o.steps = steps;
   o.threads = 1;
+  return o;
+}
+
+CotSimOptions small_options() {
+  CotSimOptions o = one_thread(12, 3, 40, 5);
   o.seed = 7;
   return o;
 }
@@ -68,13 +73,7 @@ double finite_d_first_step(const CotParams& p, const CotSimResult& r) {
 
 // E_0 and E_1 on one thread.
 CotSimResult first_step(const CotParams& p, int dim, int seeds, int test_tasks) {
-  CotSimOptions o;
-  o.dim = dim;
-  o.seeds = seeds;
-  o.test_tasks = test_tasks;
-  o.steps = 1;
-  o.threads = 1;
-  return simulate(p, o);
+  return simulate(p, one_thread(dim, seeds, test_tasks, 1));
 }
 
 }  // namespace
@@ -167,12 +166,7 @@ TEST_CASE("cot simulator: the first step at tau = 4, D = 60 against the D -> inf
 // tasks (base seed 99) z = 0.4 and 0.75 at t = 1, 2.
 TEST_CASE("cot simulator: factorized and direct pretraining draws give the same E_t") {
   const CotParams p{.alpha = 1, .tau = 2, .sigma = 0.3, .lambda = 0};
-  CotSimOptions o;
-  o.dim = 40;
-  o.seeds = 100;
-  o.test_tasks = 100;
-  o.steps = 4;
-  o.threads = 1;
+  CotSimOptions o = one_thread(40, 100, 100, 4);
   const CotSimResult factorized = simulate(p, o);
   o.direct_pretraining = true;
   const CotSimResult direct = simulate(p, o);
