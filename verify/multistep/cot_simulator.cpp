@@ -154,13 +154,16 @@ bool pretrain(const theory::CotParams& p, const Sizes& n, bool direct, std::uint
   }
   BB.diagonal().array() += n.M * p.lambda / 2;
   const Eigen::LLT<MatrixXd> llt(BB);
-  const double rcond = llt.info() == Eigen::Success ? llt.rcond() : 0.0;
+  const bool factored = llt.info() == Eigen::Success;
+  const double rcond = factored ? llt.rcond() : 0.0;
   if (!(rcond >= kMinRcond)) {
-    why = "the pretraining Gram matrix sum b b^T + (M lambda/2) I is not positive definite "
-          "(Cholesky failed or reciprocal condition number " +
-          numerics::format_significant(rcond, 3) + " < 1e-12) with M = " +
-          std::to_string(n.M) + " tasks at D = " + std::to_string(D) + ", lambda = " +
-          numerics::format_significant(p.lambda) + ": with lambda = 0 it needs tau > 1";
+    why = "the pretraining Gram matrix sum b b^T + (M lambda/2) I is singular (" +
+          (factored ? "reciprocal condition number " + numerics::format_significant(rcond, 3) +
+                          " < 1e-12"
+                    : std::string("Cholesky failed")) +
+          ") with M = " + std::to_string(n.M) + " tasks at D = " + std::to_string(D) +
+          ", lambda = " + numerics::format_significant(p.lambda) +
+          ": use lambda > 0, or M >= D tasks (tau >= 1) with lambda = 0";
     return false;
   }
   A = llt.solve(WB.transpose()).transpose();  // the Gram matrix is symmetric

@@ -72,7 +72,7 @@ struct CotSimResult {
   std::vector<double> spectral_radius;
   numerics::Status status = numerics::Status::Converged;
   // Empty when converged; else "seed k: <why>" for the first failed seed, e.g. the singular
-  // pretraining Gram matrix of tau <= 1 with lambda = 0 (NumericalFailure).
+  // pretraining Gram matrix of tau < 1 with lambda = 0 (NumericalFailure).
   std::string message;
   double seconds = 0;  // wall clock of simulate()
   bool converged() const { return status == numerics::Status::Converged; }
