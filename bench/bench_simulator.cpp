@@ -1,12 +1,14 @@
 // Time per seed of the low-rank ICL simulator (data + PCG training + measurements) at the
 // paper's point (alpha 2, tau 2.25, kappa 1.5, rho 0.9, sigma 0.3, lambda 0), D = 60, 100, 150.
 // Counters: CG iterations, and GFLOP/s of the training (4 N D^2 flops per operator application:
-// X*Gamma and X^T*(diag(u) Sm)), single thread. Also one seed with a general task covariance.
+// X*Gamma and X^T*(diag(u) Sm)), single thread. Also one seed with a general task covariance,
+// and one seed of the test-time iteration's simulator (BM_CotSeed).
 #include <benchmark/benchmark.h>
 
 #include "numerics/blas.hpp"
 #include "verify/lowrank/detail/normal_operator.hpp"
 #include "verify/lowrank/simulator.hpp"
+#include "verify/multistep/cot_simulator.hpp"
 
 namespace {
 
@@ -104,6 +106,26 @@ void BM_PeakDgemm(benchmark::State& state) {
   state.SetLabel(icl::numerics::blas_description());
 }
 BENCHMARK(BM_PeakDgemm)->Arg(1500)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+
+// One seed of the test-time iteration's simulator (verify/multistep/cot_simulator.hpp) at
+// D = 400, alpha = 2, tau = 4 (L = 800, M = 1600), T = 30 steps on 1000 test tasks, one
+// thread; the second argument 1 keeps a single test task (the pretraining and the diagnostic
+// alone). docs/multistep_simulation.md counts the flops.
+void BM_CotSeed(benchmark::State& state) {
+  const icl::theory::CotParams p{.alpha = 2, .tau = 4, .sigma = 0.1, .lambda = 0};
+  icl::verify::multistep::CotSimOptions o;
+  o.dim = int(state.range(0));
+  o.test_tasks = int(state.range(1));
+  o.seeds = 1;
+  o.steps = 30;
+  o.threads = 1;
+  for (auto _ : state) {
+    const auto r = icl::verify::multistep::simulate(p, o);
+    benchmark::DoNotOptimize(r.error.mean.back());
+    ++o.seed;
+  }
+}
+BENCHMARK(BM_CotSeed)->Args({400, 1000})->Args({400, 1})->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 
