@@ -62,7 +62,7 @@ void register_cot(CLI::App& app) {
   cmd->add_option("--y", opt->y, "--phase: NAME=START:STOP:COUNT");
   add_json_flag(*cmd, opt->json);
   add_quiet_flag(*cmd, opt->quiet);
-  add_out_flag(*cmd, opt->out, "the JSON (or with --phase the TSV)", OutFormat::Any);
+  add_out_flag(*cmd, opt->out, "the JSON (or with --phase the TSV)", OutFormat::JsonOrTable);
   cmd->callback([opt] {
     if (opt->phase) {
       if (opt->x.empty() || opt->y.empty())
@@ -84,6 +84,7 @@ void register_cot(CLI::App& app) {
     }
     nlohmann::ordered_json j;
     theory::CotResult theory_result;
+    verify::multistep::CotSimResult sim_result;
     const bool with_theory = !opt->simulate || (opt->params.tau > 1 && opt->params.lambda == 0);
     if (with_theory) {
       theory_result = theory::run(opt->params, opt->options);
@@ -95,11 +96,13 @@ void register_cot(CLI::App& app) {
     if (opt->simulate) {
       opt->sim.steps = opt->options.steps;
       opt->sim.threads = opt->threads;
+      numerics::Progress report;
       if (!opt->quiet)
-        opt->sim.progress = [](std::size_t done, std::size_t total, const std::string& what) {
+        report = [](std::size_t done, std::size_t total, const std::string& what) {
           progress(what, done, total);
         };
-      const auto s = verify::multistep::simulate(opt->params, opt->sim);
+      sim_result = verify::multistep::simulate(opt->params, opt->sim, report);
+      const auto& s = sim_result;
       j["simulation"] = verify::multistep::to_json(s);
       if (!s.converged())
         throw ExitError(kExitNotConverged, "the simulation failed: " + s.message);
@@ -107,7 +110,7 @@ void register_cot(CLI::App& app) {
     if (opt->json || !opt->out.empty()) emit_json(j, opt->out);
     else {
       if (with_theory) std::cout << theory::to_text(theory_result);
-      if (opt->simulate) std::cout << verify::multistep::to_text(j["simulation"]);
+      if (opt->simulate) std::cout << verify::multistep::to_text(sim_result);
     }
     if (with_theory && !theory_result.converged())
       throw ExitError(kExitNotConverged, "cot: " + theory_result.message);

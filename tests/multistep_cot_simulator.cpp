@@ -255,7 +255,7 @@ TEST_CASE("cot simulator: JSON keys and values") {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"dim", "seeds", "test_tasks", "context_length", "tasks",
-                                         "seed", "mean", "sem", "median", "spectral_radius",
+                                         "seed", "mean", "sem", "median", "spectral_radius", "seed_means",
                                          "status", "message"});
   CHECK(j["dim"] == 12);
   CHECK(j["seed"] == 7);

@@ -39,7 +39,7 @@ def _stats(per_seed):
     return mean, sem
 
 
-def compare(data_dir, quick=False, threads=0, seed=1, progress=None):
+def compare(data_dir, quick=False, threads=0, seed=1, progress=None, max_dim=None):
     """A pandas DataFrame, one row per (alpha, tau, sigma, dim, t): theirs_mean, theirs_sem,
     ours_mean, ours_sem, theory (the D -> infinity series), breakdown (bool), z (linear scale)
     and z_log (log scale)."""
@@ -48,6 +48,8 @@ def compare(data_dir, quick=False, threads=0, seed=1, progress=None):
     sims = pd.read_csv(os.path.join(data_dir, "simulations.tsv"), sep="\t")
     if quick:
         sims = sims[(sims["dim"] == 100) & (sims["t"] <= 15)]
+    if max_dim:
+        sims = sims[sims["dim"] <= max_dim]
     keys = ["alpha", "tau", "sigma", "lambda", "dim", "test_tasks"]
     rows = []
     groups = list(sims.groupby(keys, dropna=False))
@@ -104,8 +106,9 @@ def main(argv=None):
     ap.add_argument("--out", help="the per-step table as TSV (default: stdout)")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-dim", type=int, help="only the points at D <= this")
     a = ap.parse_args(argv)
-    frame = compare(a.data_dir, quick=a.quick, threads=a.threads, seed=a.seed,
+    frame = compare(a.data_dir, quick=a.quick, threads=a.threads, seed=a.seed, max_dim=a.max_dim,
                     progress=lambda d, n, w: print("%s %d/%d" % (w, d, n), file=sys.stderr))
     if a.out:
         tmp = a.out + ".tmp"

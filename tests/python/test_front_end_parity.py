@@ -144,6 +144,16 @@ ROWS = [
     # The softmax check (SoftmaxOptions::validate; no Python binding: the library's field).
     ("softmax --dim 8 --seeds 1 --epochs 0", None, "epochs"),
     ("softmax --dim 8 --seeds 1 --attn-dim 0", None, "attn_dim"),
+    # The test-time iteration (theory::CotParams / CotOptions::validate, the simulator's options).
+    ("cot --tau 0.9", lambda: icl.cot(tau=0.9), "tau"),
+    ("cot --alpha -1", lambda: icl.cot(alpha=-1.0), "alpha"),
+    ("cot --sigma -0.5", lambda: icl.cot(sigma=-0.5), "sigma"),
+    ("cot --lambda 0.1", lambda: icl.cot(lambda_=0.1), "lambda"),
+    ("cot --steps -1", lambda: icl.cot(steps=-1), "steps"),
+    ("cot --max-bits 100", lambda: icl.cot(max_bits=100), "max_bits"),
+    ("cot --simulate --seeds 0", lambda: icl.cot(simulate=True, seeds=0), "seeds"),
+    ("cot --simulate --test-tasks 0", lambda: icl.cot(simulate=True, test_tasks=0), "test_tasks"),
+    ("cot --phase --x beta=1:2:2 --y tau=2:3:2", None, "x"),
 ]
 
 

@@ -5,6 +5,8 @@
 #include <exception>
 #include <limits>
 #include <random>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include <Eigen/Cholesky>
@@ -351,9 +353,28 @@ nlohmann::ordered_json to_json(const CotSimResult& r) {
   j["sem"] = numbers(r.error.sem);
   j["median"] = numbers(r.error.median);
   j["spectral_radius"] = numbers(r.spectral_radius);
+  nlohmann::ordered_json per_seed = nlohmann::ordered_json::array();
+  for (const auto& m : r.seed_means) per_seed.push_back(numbers(m));
+  j["seed_means"] = per_seed;
   j["status"] = numerics::to_string(r.status);
   j["message"] = r.message;
   return j;
+}
+
+std::string to_text(const CotSimResult& r) {
+  std::ostringstream os;
+  const auto num = [](double v) { return numerics::format_significant(v, 6); };
+  os << "simulation  D " << r.options.dim << "  L " << r.context_length << "  M " << r.tasks
+     << "  seeds " << r.options.seeds << "  test tasks " << r.options.test_tasks << "  ("
+     << numerics::to_string(r.status) << (r.message.empty() ? "" : ": " + r.message) << ")\n";
+  os << "t\tmean\tsem\tmedian\n";
+  for (std::size_t t = 0; t < r.error.mean.size(); ++t)
+    os << t << '\t' << num(r.error.mean[t]) << '\t' << num(r.error.sem[t]) << '\t'
+       << num(r.error.median[t]) << '\n';
+  os << "spectral radius of I - A S per seed:";
+  for (double v : r.spectral_radius) os << ' ' << num(v);
+  os << '\n';
+  return os.str();
 }
 
 }  // namespace icl::verify::multistep

@@ -86,7 +86,10 @@ CotSimResult simulate(const theory::CotParams& p, const CotSimOptions& o,
                       const numerics::Progress& progress = {});
 
 // {"dim", "seeds", "test_tasks", "context_length", "tasks", "seed", "mean", "sem", "median",
-//  "spectral_radius", "status", "message"}; NaN is null.
+//  "spectral_radius", "seed_means", "status", "message"}; NaN is null.
 nlohmann::ordered_json to_json(const CotSimResult& r);
+// The text of `icl cot --simulate`: a header line, then t, mean, sem, median per step and the
+// spectral radii.
+std::string to_text(const CotSimResult& r);
 
 }  // namespace icl::verify::multistep
