@@ -184,6 +184,11 @@ TEST_CASE("depth: noiseless identity with the tau -> infinity test-time iteratio
       CHECK(rel(r.error, tti) < 1e-12);
       CHECK(r.local_minima == 1);
     }
+  // Deep and alpha < 1: the error is the atom's floor 1 - alpha plus ~1e-30; the minimization
+  // compares the excess over the floor, so it still finds 1/c (it did not when comparing e).
+  const theory::DepthResult deep = theory::run({0.2, 0.0, 100}, {8, false, 1e-7});
+  CHECK(rel(deep.step_opt, 1 / 6.0) < 1e-9);
+  CHECK(deep.error == doctest::Approx(0.8).epsilon(1e-15));
 }
 
 TEST_CASE("depth: validation names the field") {

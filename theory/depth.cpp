@@ -19,13 +19,25 @@ namespace {
 
 bool finite(double x) { return std::isfinite(x); }
 
-// The Jacobi matrix of Marchenko-Pastur with ratio lambda and mean 1 (the free Poisson law with
-// rate 1/lambda and jump lambda, §3): diagonal 1, 1 + lambda, 1 + lambda, ...; off-diagonal
-// sqrt(lambda). y = J x on the first n entries (x zero beyond them; y has n + 1).
+// The Jacobi matrix of the continuous part of the law (§3). alpha >= 1: MP(ratio lambda = 1/alpha,
+// mean 1) itself (the free Poisson law with rate 1/lambda and jump lambda): diagonal 1,
+// 1 + lambda, 1 + lambda, ...; off-diagonal sqrt(lambda). alpha < 1: mu = (1 - alpha) delta_0 +
+// alpha MP(ratio alpha, scale lambda) (the nonzero eigenvalues are those of the N x N dual), and
+// the Jacobi matrix is that of the second part: scale lambda times diagonal 1, 1 + alpha, ...,
+// off-diagonal sqrt(alpha). The atom contributes P(0)^2 = 1 to the bias and nothing to the noise
+// term, so it is added exactly, not through a cancellation.
 struct Jacobi {
-  double lambda, off;
-  explicit Jacobi(double l) : lambda(l), off(std::sqrt(l)) {}
-  double diag(std::size_t i) const { return i == 0 ? 1.0 : 1.0 + lambda; }
+  double d0, d, off, weight, atom;
+  explicit Jacobi(double alpha) {
+    const double lambda = 1.0 / alpha;
+    if (alpha >= 1) {
+      d0 = 1.0, d = 1.0 + lambda, off = std::sqrt(lambda), weight = 1.0, atom = 0.0;
+    } else {
+      d0 = lambda, d = lambda * (1.0 + alpha), off = lambda * std::sqrt(alpha), weight = alpha,
+      atom = 1.0 - alpha;
+    }
+  }
+  double diag(std::size_t i) const { return i == 0 ? d0 : d; }
   // y[0..n] = (J x)[0..n] for x supported on 0..n-1 (y sized >= n + 1, x sized >= n + 1).
   void apply(const std::vector<double>& x, std::vector<double>& y, std::size_t n) const {
     for (std::size_t i = 0; i <= n && i < y.size(); ++i) {
@@ -51,8 +63,8 @@ struct TermsWithSlope {
   double bias, noise, dbias, dnoise;
 };
 
-TermsWithSlope terms_with_slope(double alpha, int layers, double g) {
-  const Jacobi J(1.0 / alpha);
+// On the continuous part (weight and atom not applied).
+TermsWithSlope continuous_terms(const Jacobi& J, int layers, double g) {
   const std::size_t K = static_cast<std::size_t>(layers) + 1;
   std::vector<double> v(K, 0.0), dv(K, 0.0), sum(K, 0.0), dsum(K, 0.0), Jv(K, 0.0), Jdv(K, 0.0);
   v[0] = 1.0;
@@ -88,10 +100,28 @@ TermsWithSlope terms_with_slope(double alpha, int layers, double g) {
   return t;
 }
 
-DepthValue value_at(const DepthParams& p, double g) {
-  const TermsWithSlope t = terms_with_slope(p.alpha, p.layers, g);
+// The full terms: atom + weight x continuous part.
+TermsWithSlope terms_with_slope(double alpha, int layers, double g) {
+  const Jacobi J(alpha);
+  TermsWithSlope t = continuous_terms(J, layers, g);
+  t.bias = J.atom + J.weight * t.bias;
+  t.dbias *= J.weight;
+  t.noise *= J.weight;
+  t.dnoise *= J.weight;
+  return t;
+}
+
+// e(g), e'(g), and the excess e - sigma^2 - atom mass that the minimization compares (it keeps
+// its relative precision when the atom's floor dominates: sigma = 0, alpha < 1, deep).
+struct Value {
+  double error, slope, excess;
+};
+Value value_at(const DepthParams& p, double g) {
+  const Jacobi J(p.alpha);
+  const TermsWithSlope t = continuous_terms(J, p.layers, g);
   const double k = p.sigma * p.sigma / p.alpha;
-  return {p.sigma * p.sigma + t.bias + k * t.noise, t.dbias + k * t.dnoise};
+  const double excess = J.weight * (t.bias + k * t.noise);
+  return {p.sigma * p.sigma + J.atom + excess, J.weight * (t.dbias + k * t.dnoise), excess};
 }
 
 }  // namespace
@@ -133,7 +163,8 @@ DepthTerms depth_terms(double alpha, int layers, double g) {
 
 DepthValue depth_error(const DepthParams& p, double g) {
   p.validate();
-  return value_at(p, g);
+  const Value v = value_at(p, g);
+  return {v.error, v.slope};
 }
 
 double depth_error_steps(const DepthParams& p, const std::vector<double>& steps) {
@@ -142,7 +173,7 @@ double depth_error_steps(const DepthParams& p, const std::vector<double>& steps)
   q.validate();
   for (double g : steps)
     if (!finite(g)) throw InvalidParams("steps", "must be finite");
-  const Jacobi J(1.0 / p.alpha);
+  const Jacobi J(p.alpha);
   const std::size_t K = steps.size() + 1;
   // v = P_l(J) e_0; r = R_l(J) e_0 with 1 - P_l = s R_l: R_{l+1} = (1 - g_l s) R_l + g_l.
   std::vector<double> v(K, 0.0), r(K, 0.0), Jv(K, 0.0), Jr(K, 0.0);
@@ -162,7 +193,7 @@ double depth_error_steps(const DepthParams& p, const std::vector<double>& steps)
     bias += v[i] * v[i];
     noise += r[i] * Jr[i];
   }
-  return p.sigma * p.sigma + bias + p.sigma * p.sigma / p.alpha * noise;
+  return p.sigma * p.sigma + J.atom + J.weight * (bias + p.sigma * p.sigma / p.alpha * noise);
 }
 
 std::vector<double> depth_error_polynomial(const DepthParams& p) {
@@ -230,7 +261,7 @@ DepthMinimum minimize_shared_step(const DepthParams& p, const DepthOptions& opti
   DepthMinimum best;
   best.g_bound = G;
   best.step = 0;
-  best.error = value_at(p, 0.0).error;
+  double best_excess = value_at(p, 0.0).excess;
   double g_prev = 0, slope_prev = value_at(p, 0.0).slope;
   const auto slope = [&](double g) { return value_at(p, g).slope; };
   for (long i = 1; i <= M; ++i) {
@@ -246,15 +277,16 @@ DepthMinimum minimize_shared_step(const DepthParams& p, const DepthOptions& opti
             iterations);
         gm = 0.5 * (root.first + root.second);
       }
-      const double e = value_at(p, gm).error;
-      if (e < best.error) {
-        best.error = e;
+      const double e = value_at(p, gm).excess;
+      if (e < best_excess) {
+        best_excess = e;
         best.step = gm;
       }
     }
     g_prev = g;
     slope_prev = s;
   }
+  best.error = value_at(p, best.step).error;
   if (!finite(best.error) || best.local_minima == 0)
     throw NumericalError("depth: no interior minimum of e(g) found on [0, " +
                          numerics::format_number(G) + "]");
@@ -264,7 +296,7 @@ DepthMinimum minimize_shared_step(const DepthParams& p, const DepthOptions& opti
 PerLayerEnvelope per_layer_envelope(const DepthParams& p) {
   p.validate();
   const int L = p.layers, K = L + 1;
-  const Jacobi jac(1.0 / p.alpha);
+  const Jacobi jac(p.alpha);
   const Eigen::MatrixXd J = jac.dense(K);
   const double k = p.sigma * p.sigma / p.alpha;
   // P(s) = 1 - s R(s), R = sum_k r_k p_k (orthonormal polynomials of the law): the error is
@@ -273,7 +305,7 @@ PerLayerEnvelope per_layer_envelope(const DepthParams& p) {
   const Eigen::VectorXd b = J.col(0).head(L);
   const Eigen::VectorXd r = A.ldlt().solve(b);
   PerLayerEnvelope env;
-  env.error = p.sigma * p.sigma + 1.0 - b.dot(r);
+  env.error = p.sigma * p.sigma + jac.atom + jac.weight * (1.0 - b.dot(r));
   // P = sum_j pi_j p_j, pi = e_0 - J r; its roots are the eigenvalues of the comrade matrix
   // J_L - (b_L / pi_L) e_{L-1} pi_{0:L-1}^T.
   Eigen::VectorXd rp = Eigen::VectorXd::Zero(K);

@@ -32,13 +32,13 @@ struct DepthParams {
   void validate() const;
 };
 
-inline constexpr int kMaxDepthLayers = 400;
+inline constexpr int kMaxDepthLayers = 128;
 
 struct DepthOptions {
   // The global minimization over g (§4): e and e' on a uniform grid of g in [0, g_bound], with
   // scan_density points per layer per unit of g s_+ (s_+ the upper edge of the law), at least
   // 200; every sign change of e' from - to + refined by TOMS 748. 4..10000.
-  int scan_density = 24;
+  int scan_density = 8;
   // The optimal shared-step error at every depth l = 1..L (error_by_depth); off: only at L.
   bool by_depth = true;
   // The per-layer steps are reported real (per_layer_realizable) when every root of the optimal
