@@ -1,13 +1,15 @@
-// Data steps of the multi-step figures (beyond the papers, docs/multistep.md): figure 20, the
-// test-time iteration's E_t against t with simulations at two D and its regimes in the
-// (alpha, tau) plane.
+// Data steps of the multi-step figures (beyond the papers, docs/multistep.md,
+// docs/multistep_depth.md): figure 20, the test-time iteration's E_t against t with simulations
+// at two D and its regimes in the (alpha, tau) plane; figure 21, depth against test-time steps.
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "numerics/seed.hpp"
 #include "paper_figs/figures_extra.hpp"
 #include "theory/cot.hpp"
+#include "theory/depth.hpp"
 #include "verify/multistep/cot_simulator.hpp"
 
 namespace icl::paperfigs {
@@ -120,6 +122,57 @@ FigureData fig_cot(const Settings& s, const numerics::Progress& progress) {
   b.meta = cot_meta(s, 20, "boundaries");
   b.meta["params"] = theory::to_json(base);
   out.tables.push_back(std::move(b));
+  return out;
+}
+
+}  // namespace icl::paperfigs
+
+namespace icl::paperfigs {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+FigureData fig_depth(const Settings& s, const numerics::Progress& progress) {
+  // Depth error against L: the optimal shared step and the per-layer envelope at sigma = 0 and
+  // 0.5; next to them, noiseless, the trained map applied L times at test time (tau = 4, 8 and
+  // infinity): shared depth equals test-time at tau = infinity there. With sigma > 0 the two
+  // models differ in their test prompts (noisy for depth, noise-free for the test-time iteration,
+  // docs/multistep.md §1), so the test-time columns are NaN.
+  const double alpha = 2.0;
+  const int max_layers = s.quick ? 8 : 32;
+  FigureData out;
+  DataTable t;
+  t.stem = "depth";
+  t.table.columns = {"sigma", "layers", "shared", "gamma_opt", "per_layer", "realizable",
+                     "test_time_inf", "test_time_tau4", "test_time_tau8"};
+  theory::CotOptions co;
+  co.steps = max_layers;
+  const auto tt4 = theory::run(theory::CotParams{alpha, 4.0, 0.0, 0}, co);
+  const auto tt8 = theory::run(theory::CotParams{alpha, 8.0, 0.0, 0}, co);
+  if (!tt4.converged()) ++out.failed_theory_points;
+  if (!tt8.converged()) ++out.failed_theory_points;
+  std::size_t done = 0;
+  for (double sigma : {0.0, 0.5}) {
+    for (int layers = 1; layers <= max_layers; ++layers) {
+      theory::DepthParams d;
+      d.alpha = alpha;
+      d.sigma = sigma;
+      d.layers = layers;
+      theory::DepthOptions o;
+      o.by_depth = false;
+      const auto r = theory::run(d, o);
+      if (!r.converged()) ++out.failed_theory_points;
+      const auto l = static_cast<std::size_t>(layers);
+      const bool noiseless = sigma == 0;
+      t.table.rows.push_back({sigma, double(layers), r.error, r.gamma_opt, r.per_layer_error,
+                              r.per_layer_realizable ? 1.0 : 0.0,
+                              noiseless ? tt4.error_tau_infinity[l] : kNaN,
+                              noiseless ? tt4.error[l] : kNaN, noiseless ? tt8.error[l] : kNaN});
+      report(progress, "depth", ++done, 2 * static_cast<std::size_t>(max_layers));
+    }
+  }
+  t.meta = {{"figure", 21}, {"figure_command", s.command}, {"mode", s.quick ? "quick" : "full"},
+            {"what", "theory"}, {"alpha", alpha}, {"max_layers", max_layers}};
+  out.tables.push_back(std::move(t));
   return out;
 }
 

@@ -70,6 +70,9 @@ constexpr Row kRows[] = {
     {"cot", kBeyond, fig_cot,
      "test-time iteration: E_t against t (theory and simulations at two D) for the four "
      "behaviours, and the regimes in the (alpha, tau) plane with their two boundaries"},
+    {"depth", kBeyond, fig_depth,
+     "depth L against test-time steps: the optimal shared step, the per-layer envelope and the "
+     "trained map applied L times (tau = 4, 8, infinity), noiseless and sigma = 0.5"},
 };
 
 std::vector<Figure> make_registry() {

@@ -64,11 +64,10 @@ bool same_bits(const CotSimResult& a, const CotSimResult& b) {
 }
 
 // E_1 = 1 - 2/c + m2/c^2 + m2 (1 - 1/c) D/(c (M - D - 1)) from the finite-D moments of the sizes
-// simulated, m2 = 1 + (D + 1)/L and c = m2 + sigma^2 D/L (derivation at the first test below).
+// simulated, m2 = 1 + (D + 1)/L and c = m2 + sigma^2 D/L (theory::cot_first_step_error(p, D),
+// docs/multistep.md §7.1; derivation at the first test below).
 double finite_d_first_step(const CotParams& p, const CotSimResult& r) {
-  const double D = r.options.dim, L = r.context_length, M = r.tasks;
-  const double m2 = 1 + (D + 1) / L, c = m2 + p.sigma * p.sigma * D / L;
-  return 1 - 2 / c + m2 / (c * c) + m2 * (1 - 1 / c) * D / (c * (M - D - 1));
+  return icl::theory::cot_first_step_error(p, r.options.dim);
 }
 
 // E_0 and E_1 on one thread.
@@ -147,8 +146,7 @@ TEST_CASE("cot simulator: the first step at tau = 4, D = 60 against the D -> inf
   const CotParams p{.alpha = 2, .tau = 4, .sigma = 0.5, .lambda = 0};
   const CotSimResult r = first_step(p, 60, 20, 400);
   REQUIRE(r.converged());
-  const double a = p.alpha, c = 1 + (1 + p.sigma * p.sigma) / a;
-  const double e1 = 1 - 2 / c + (1 + 1 / a) / (c * c) + (1 + 1 / a) * (1 - 1 / c) / (c * (p.tau - 1));
+  const double e1 = icl::theory::cot_first_step_error(p);
   const double e1D = finite_d_first_step(p, r), D = r.options.dim;
   const double se = r.error.sem[1];
   MESSAGE("E_1 = " << r.error.mean[1] << " +- " << se << "; limit " << e1 << " (z = "

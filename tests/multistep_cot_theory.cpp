@@ -173,3 +173,33 @@ TEST_CASE("cot: bad input names the field") {
   o.max_bits = 100;
   CHECK(field({}, o) == "max_bits");
 }
+
+#include "theory/depth.hpp"
+
+TEST_CASE("depth at sigma = 0 and the best shared step equals the test-time iteration at tau = inf") {
+  // Noiseless, depth L with the shared step 1/c (c = 1 + 1/alpha) is L steps of the map A = I/c:
+  // e(1/c) = int (1 - s/c)^{2L} dMP = E_L(tau -> infinity) of the series' closed form (§4.1),
+  // two independent computations (Jacobi recursion vs alternating Narayana sum in MPFR). And 1/c
+  // is the optimal shared step at every depth (docs/multistep_depth.md), so the optimum agrees.
+  for (double alpha : {0.4, 1.5, 4.0}) {
+    CotOptions o;
+    o.steps = 12;
+    const CotResult r = run(CotParams{alpha, 3.0, 0.0, 0}, o);
+    REQUIRE(r.converged());
+    for (int layers : {1, 2, 5, 12}) {
+      DepthParams d;
+      d.alpha = alpha;
+      d.sigma = 0;
+      d.layers = layers;
+      DepthOptions dopt;
+      dopt.by_depth = false;
+      const DepthResult dr = run(d, dopt);
+      REQUIRE(dr.converged());
+      INFO("alpha " << alpha << " L " << layers);
+      const double tti = r.error_tau_infinity[static_cast<std::size_t>(layers)];
+      CHECK(dr.error_at_one_over_c == doctest::Approx(tti).epsilon(1e-11));
+      CHECK(dr.error == doctest::Approx(tti).epsilon(1e-9));
+      CHECK(dr.step_opt == doctest::Approx(1 / (1 + 1 / alpha)).epsilon(1e-7));
+    }
+  }
+}

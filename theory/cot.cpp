@@ -292,6 +292,14 @@ double cot_first_step_error(const CotParams& p) {
   return 1 - 2 / c + kappa / (c * c) + kappa * (1 - 1 / c) / (c * (p.tau - 1));
 }
 
+double cot_first_step_error(const CotParams& p, int dim) {
+  const double D = dim, L = std::round(p.alpha * D), M = std::round(p.tau * D);
+  if (!(M > D + 1) || !(L >= 1)) return kNaN;
+  const double m2 = 1 + (D + 1) / L;             // E S^2 = m2 I, S = Z Z^T / L, Z Wishart(L, I_D)
+  const double c = m2 + p.sigma * p.sigma * D / L;  // E b b^T = c I
+  return 1 - 2 / c + m2 / (c * c) + m2 * (1 - 1 / c) * D / (c * (M - D - 1));
+}
+
 double cot_tau_c(double alpha, double sigma) {
   const double s2 = sigma * sigma, s = alpha + 1 + 2 * s2;
   const double root_delta = std::sqrt(s * s - 4 * alpha);

@@ -90,6 +90,10 @@ CotResult run(const CotParams& params, const CotOptions& options);
 // Closed forms (docs/multistep.md §4), each checked against the series in tests/.
 double cot_c(const CotParams& p);                     // 1 + (1 + sigma^2)/alpha
 double cot_first_step_error(const CotParams& p);      // E_1 (§4.2)
+// E_1 at dimension `dim` (§7.1), with the simulator's sizes L = round(alpha D), M = round(tau D):
+// the exact Wishart moments of the test prompt and the inverse-Wishart mean of the pretraining
+// Gram matrix, b treated as Gaussian (the O(1/D) terms; NaN when M <= D + 1).
+double cot_first_step_error(const CotParams& p, int dim);
 double cot_tau_c(double alpha, double sigma);         // oscillatory boundary
 double cot_tau_monotone(double alpha, double sigma);  // monotone boundary
 double cot_limit(const CotParams& p);                 // t -> infinity (§4.4)

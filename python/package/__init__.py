@@ -6,7 +6,8 @@ low-rank replica theory; solve_finite_dim: its finite-D prediction at token dime
 integrate: spectral measures. simulate, LowRankSimulator: the finite-D simulator (with the
 theory next to it). patch_check, rank1_patch: the exact rank-1 patch of a contextual block.
 optimize: the parameter value that minimizes TM, IDG or ODG. cot: the test-time iteration of a
-trained linear-attention map (docs/multistep.md), theory and simulation. icl_theory.distributed: simulation
+trained linear-attention map (docs/multistep.md), theory and simulation; depth: L layers as L
+steps of gradient descent (docs/multistep_depth.md). icl_theory.distributed: simulation
 sweeps on dask.distributed, equal to `icl sweep --simulate`.
 
 solve() takes numpy arrays for any parameter (broadcast together) and then returns a
