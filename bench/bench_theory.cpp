@@ -4,6 +4,7 @@
 
 #include "numerics/table.hpp"
 #include "theory/bayes.hpp"
+#include "theory/cot.hpp"
 #include "theory/finite_dim.hpp"
 #include "theory/lowrank.hpp"
 #include "theory/serialize.hpp"
@@ -139,6 +140,20 @@ void BM_FiniteDim(benchmark::State& state) {
 }
 
 }  // namespace
+
+// The test-time iteration's series (theory/cot.hpp, docs/multistep.md §3) to T steps, with its
+// precision ladder (128 bits, then the measured cancellation + 96, then + 64): convergent
+// (alpha 4, tau 3) and oscillatory (alpha 3, tau 1.5) points of the authors' data, sigma 0.01.
+void BM_CotSeries(benchmark::State& state) {
+  const icl::theory::CotParams p{state.range(1) ? 3.0 : 4.0, state.range(1) ? 1.5 : 3.0, 0.01, 0};
+  icl::theory::CotOptions o;
+  o.steps = static_cast<int>(state.range(0));
+  int bits = 0;
+  for (auto _ : state) bits = icl::theory::run(p, o).precision_bits;
+  state.counters["bits"] = bits;
+}
+BENCHMARK(BM_CotSeries)->Args({30, 0})->Args({100, 0})->Args({100, 1})->Args({200, 0})
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_SaddleQuadrature)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SaddleClosedForm)->Unit(benchmark::kMicrosecond);

@@ -44,6 +44,9 @@ void register_cot(CLI::App& app) {
   cmd->add_option("--lambda", opt->params.lambda, "ridge of the pretraining (simulator only)")
       ->capture_default_str();
   cmd->add_option("--steps", opt->options.steps, "T: E_t for t = 0..T")->capture_default_str();
+  cmd->add_option("--finite-dim", opt->options.finite_dim,
+                  "also the finite-D prediction at this D (docs/multistep.md §7.3; with "
+                  "--simulate: the simulated --dim unless given)");
   cmd->add_option("--max-bits", opt->options.max_bits,
                   "the highest binary precision tried for the series (a power of two)")
       ->capture_default_str();
@@ -82,38 +85,29 @@ void register_cot(CLI::App& app) {
           throw ExitError(kExitNotConverged, "some grid points were not certified: " + r.message);
       return;
     }
-    nlohmann::ordered_json j;
-    theory::CotResult theory_result;
-    verify::multistep::CotSimResult sim_result;
-    const bool with_theory = !opt->simulate || (opt->params.tau > 1 && opt->params.lambda == 0);
-    if (with_theory) {
-      theory_result = theory::run(opt->params, opt->options);
-      j = theory::to_json(theory_result);
-    } else {
-      opt->params.validate();
-      j["params"] = theory::to_json(opt->params);
-    }
     if (opt->simulate) {
-      opt->sim.steps = opt->options.steps;
-      opt->sim.threads = opt->threads;
       numerics::Progress report;
       if (!opt->quiet)
         report = [](std::size_t done, std::size_t total, const std::string& what) {
           progress(what, done, total);
         };
-      sim_result = verify::multistep::simulate(opt->params, opt->sim, report);
-      const auto& s = sim_result;
-      j["simulation"] = verify::multistep::to_json(s);
-      if (!s.converged())
-        throw ExitError(kExitNotConverged, "the simulation failed: " + s.message);
+      opt->sim.threads = opt->threads;
+      const auto c = verify::multistep::compare(opt->params, opt->options, opt->sim, report);
+      if (opt->json || !opt->out.empty()) emit_json(verify::multistep::to_json(c), opt->out);
+      else {
+        if (c.has_theory) std::cout << theory::to_text(c.theory);
+        std::cout << verify::multistep::to_text(c.simulation);
+      }
+      if (c.has_theory && !c.theory.converged())
+        throw ExitError(kExitNotConverged, "cot: " + c.theory.message);
+      if (!c.simulation.converged())
+        throw ExitError(kExitNotConverged, "the simulation failed: " + c.simulation.message);
+      return;
     }
-    if (opt->json || !opt->out.empty()) emit_json(j, opt->out);
-    else {
-      if (with_theory) std::cout << theory::to_text(theory_result);
-      if (opt->simulate) std::cout << verify::multistep::to_text(sim_result);
-    }
-    if (with_theory && !theory_result.converged())
-      throw ExitError(kExitNotConverged, "cot: " + theory_result.message);
+    const theory::CotResult r = theory::run(opt->params, opt->options);
+    if (opt->json || !opt->out.empty()) emit_json(theory::to_json(r), opt->out);
+    else std::cout << theory::to_text(r);
+    if (!r.converged()) throw ExitError(kExitNotConverged, "cot: " + r.message);
   });
 }
 

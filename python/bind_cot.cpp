@@ -29,6 +29,7 @@ void bind_cot(py::module_& m) {
         k.take("steps", o.steps);
         k.take("max_bits", o.max_bits);
         k.take("relative_tolerance", o.relative_tolerance);
+        k.take("finite_dim", o.finite_dim);
         k.take("simulate", simulate);
         k.take("dim", s.dim);
         k.take("seeds", s.seeds);
@@ -39,23 +40,14 @@ void bind_cot(py::module_& m) {
         nlohmann::ordered_json j;
         {
           py::gil_scoped_release release;
-          const bool with_theory = !simulate || (p.tau > 1 && p.lambda == 0);
-          if (with_theory) {
-            j = theory::to_json(theory::run(p, o));
-          } else {
-            p.validate();
-            o.validate();
-            j["params"] = theory::to_json(p);
-          }
-          if (simulate) {
-            s.steps = o.steps;
-            j["simulation"] = verify::multistep::to_json(verify::multistep::simulate(p, s));
-          }
+          j = simulate ? verify::multistep::to_json(verify::multistep::compare(p, o, s))
+                       : theory::to_json(theory::run(p, o));
         }
         return to_python(j);
       },
       "The test-time iteration (docs/multistep.md): keywords alpha, tau, sigma, lambda (or\n"
-      "lambda_), steps, max_bits, relative_tolerance; simulate=True adds the simulator at dim,\n"
+      "lambda_), steps, max_bits, relative_tolerance, finite_dim; simulate=True adds the\n"
+      "simulator (and the finite-D prediction at its dim unless finite_dim is given) at dim,\n"
       "seeds, test_tasks, seed, threads. Returns the dict of `icl cot --json` (the theory needs\n"
       "tau > 1 and lambda = 0; with simulate=True outside them only the simulation). Raises\n"
       "InvalidParams naming the field. icl_theory.cot() wraps it as a CotResult.");

@@ -44,6 +44,7 @@ constexpr int kFirstBits = 128;
 struct SeriesValues {
   std::vector<double> error;          // E_0..E_T
   std::vector<double> tau_infinity;   // the tau -> infinity closed form, per step
+  std::vector<double> tau_infinity_finite_dim;  // the same at CotOptions::finite_dim (§7.3)
   // The cancellation, in bits: the binary exponent of the largest number summed minus that of
   // the smallest result (the precision below which the results are noise; §3).
   long spread_bits = 0;
@@ -143,56 +144,67 @@ std::vector<double> series_diagonal(const CotParams& p, int T, mpfr_prec_t bits,
   return diagonal;
 }
 
-// tau -> infinity: A = I/c, E_t = int (1 - x/c)^{2t} dMP(x) = sum_k C(2t, k) (-1/c)^k m_k with
-// the Marchenko-Pastur moments m_k = sum_j N(k, j) gamma^{j-1}, gamma = 1/alpha (Narayana
-// numbers N(k, j) = C(k, j) C(k, j-1)/k; the atom at 0 for alpha < 1 included):
-// docs/multistep.md §4.1. An alternating sum: computed at the series' precision.
+// tau -> infinity: A = I/c with E b b^T = c I, and E_t = (1/D) E tr (I - S/c)^{2t}
+// = sum_k C(2t, k) (-1/c)^k m_k, m_k = (1/D) E tr S^k (docs/multistep.md §4.1, §7.3). The moments
+// come from the loop equation of the real Wishart matrix S = Z Z^T / L (Stein's lemma):
+//   m_{k+1} = (1 + k/L) m_k + (D/L) sum_{a=0..k-1} m_{a+1} m_{k-1-a}  (+ O(1/D^2)),
+// exact for k <= 1 and exact to O(1/D) beyond; dim = 0 is D -> infinity (the Marchenko-Pastur
+// moments, ratio 1/alpha, atom included), where c = 1 + (1 + sigma^2)/alpha, else
+// L = round(alpha D) and c = m_2 + sigma^2 D/L. An alternating sum: computed at the series'
+// precision.
 std::vector<double> tau_infinity_closed_form(const CotParams& p, int T, mpfr_prec_t bits,
-                                            ExponentRange& range) {
+                                            ExponentRange& range, int dim) {
   const int kmax = 2 * T;
-  MpArray k(7, bits);
-  mpfr_ptr gamma = k[0], minus_inv_c = k[1], sum = k[2], ckj = k[3], ckjm1 = k[4], gpow = k[5],
-           term = k[6];
-  mpfr_set_d(gamma, p.alpha, kRound);
-  mpfr_ui_div(gamma, 1, gamma, kRound);  // 1/alpha
-  mpfr_set_d(minus_inv_c, p.sigma, kRound);
-  mpfr_sqr(minus_inv_c, minus_inv_c, kRound);
-  mpfr_add_ui(minus_inv_c, minus_inv_c, 1, kRound);
-  mpfr_mul(minus_inv_c, minus_inv_c, gamma, kRound);
-  mpfr_add_ui(minus_inv_c, minus_inv_c, 1, kRound);     // c = 1 + (1 + sigma^2)/alpha
-  mpfr_si_div(minus_inv_c, -1, minus_inv_c, kRound);    // -1/c
-  MpArray moments(static_cast<std::size_t>(kmax) + 1, bits);
-  mpfr_set_ui(moments[0], 1, kRound);
-  for (int kk = 1; kk <= kmax; ++kk) {
-    // N(k, j) = C(k, j) C(k, j-1)/k, j = 1..k, C(k, j) by the product formula.
-    mpfr_set_zero(sum, 1);
-    mpfr_set_ui(ckj, static_cast<unsigned long>(kk), kRound);
-    mpfr_set_ui(ckjm1, 1, kRound);
-    mpfr_set_ui(gpow, 1, kRound);
-    for (int j = 1; j <= kk; ++j) {
-      mpfr_mul(term, ckj, ckjm1, kRound);
-      mpfr_div_ui(term, term, static_cast<unsigned long>(kk), kRound);
-      mpfr_fma(sum, term, gpow, sum, kRound);
-      mpfr_mul(gpow, gpow, gamma, kRound);
-      mpfr_set(ckjm1, ckj, kRound);
-      mpfr_mul_ui(ckj, ckj, static_cast<unsigned long>(kk - j), kRound);
-      mpfr_div_ui(ckj, ckj, static_cast<unsigned long>(j + 1), kRound);
-    }
-    mpfr_set(moments[static_cast<std::size_t>(kk)], sum, kRound);
+  MpArray k(8, bits);
+  mpfr_ptr ratio = k[0], inv_l = k[1], minus_inv_c = k[2], sum = k[3], binom = k[4], cpow = k[5],
+           term = k[6], s2 = k[7];
+  if (dim == 0) {
+    mpfr_set_d(ratio, p.alpha, kRound);
+    mpfr_ui_div(ratio, 1, ratio, kRound);  // D/L -> 1/alpha
+    mpfr_set_zero(inv_l, 1);               // 1/L -> 0
+  } else {
+    const double l = std::max(1.0, std::round(p.alpha * dim));
+    mpfr_set_d(inv_l, l, kRound);
+    mpfr_ui_div(inv_l, 1, inv_l, kRound);
+    mpfr_mul_ui(ratio, inv_l, static_cast<unsigned long>(dim), kRound);
   }
+  MpArray moments(static_cast<std::size_t>(std::max(kmax, 2)) + 1, bits);
+  mpfr_set_ui(moments[0], 1, kRound);
+  for (int kk = 0; kk < std::max(kmax, 2); ++kk) {
+    mpfr_set_zero(sum, 1);
+    for (int a = 0; a < kk; ++a)
+      mpfr_fma(sum, moments[static_cast<std::size_t>(a + 1)],
+               moments[static_cast<std::size_t>(kk - 1 - a)], sum, kRound);
+    mpfr_mul(sum, sum, ratio, kRound);
+    mpfr_mul_ui(term, inv_l, static_cast<unsigned long>(kk), kRound);
+    mpfr_add_ui(term, term, 1, kRound);
+    mpfr_fma(moments[static_cast<std::size_t>(kk + 1)], term,
+             moments[static_cast<std::size_t>(kk)], sum, kRound);
+  }
+  mpfr_set_d(s2, p.sigma, kRound);
+  mpfr_sqr(s2, s2, kRound);
+  if (dim == 0) {
+    mpfr_add_ui(minus_inv_c, s2, 1, kRound);
+    mpfr_mul(minus_inv_c, minus_inv_c, ratio, kRound);
+    mpfr_add_ui(minus_inv_c, minus_inv_c, 1, kRound);  // c = 1 + (1 + sigma^2)/alpha
+  } else {
+    mpfr_mul(minus_inv_c, s2, ratio, kRound);
+    mpfr_add(minus_inv_c, minus_inv_c, moments[2], kRound);  // c = m_2 + sigma^2 D/L
+  }
+  mpfr_si_div(minus_inv_c, -1, minus_inv_c, kRound);
   std::vector<double> out(static_cast<std::size_t>(T) + 1);
   for (int t = 0; t <= T; ++t) {
     mpfr_set_zero(sum, 1);
-    mpfr_set_ui(ckj, 1, kRound);   // C(2t, k)
-    mpfr_set_ui(gpow, 1, kRound);  // (-1/c)^k
+    mpfr_set_ui(binom, 1, kRound);  // C(2t, k)
+    mpfr_set_ui(cpow, 1, kRound);   // (-1/c)^k
     for (int kk = 0; kk <= 2 * t; ++kk) {
-      mpfr_mul(term, ckj, gpow, kRound);
+      mpfr_mul(term, binom, cpow, kRound);
       mpfr_mul(term, term, moments[static_cast<std::size_t>(kk)], kRound);
       range.summand(term);
       mpfr_add(sum, sum, term, kRound);
-      mpfr_mul_ui(ckj, ckj, static_cast<unsigned long>(2 * t - kk), kRound);
-      mpfr_div_ui(ckj, ckj, static_cast<unsigned long>(kk + 1), kRound);
-      mpfr_mul(gpow, gpow, minus_inv_c, kRound);
+      mpfr_mul_ui(binom, binom, static_cast<unsigned long>(2 * t - kk), kRound);
+      mpfr_div_ui(binom, binom, static_cast<unsigned long>(kk + 1), kRound);
+      mpfr_mul(cpow, cpow, minus_inv_c, kRound);
     }
     range.result(sum);
     out[static_cast<std::size_t>(t)] = mpfr_get_d(sum, kRound);
@@ -200,11 +212,12 @@ std::vector<double> tau_infinity_closed_form(const CotParams& p, int T, mpfr_pre
   return out;
 }
 
-SeriesValues series_at_bits(int bits, const CotParams& p, int T) {
+SeriesValues series_at_bits(int bits, const CotParams& p, int T, int dim) {
   ExponentRange range;
   SeriesValues v;
   v.error = series_diagonal(p, T, bits, range);
-  v.tau_infinity = tau_infinity_closed_form(p, T, bits, range);
+  v.tau_infinity = tau_infinity_closed_form(p, T, bits, range, 0);
+  if (dim > 0) v.tau_infinity_finite_dim = tau_infinity_closed_form(p, T, bits, range, dim);
   v.spread_bits = range.spread();
   return v;
 }
@@ -354,18 +367,19 @@ CotResult run(const CotParams& params, const CotOptions& options) {
   const auto all = [](const SeriesValues& s) {
     std::vector<double> v = s.error;
     v.insert(v.end(), s.tau_infinity.begin(), s.tau_infinity.end());
+    v.insert(v.end(), s.tau_infinity_finite_dim.begin(), s.tau_infinity_finite_dim.end());
     return v;
   };
   // The precisions tried (§3): 128 bits, then the cancellation the last run measured plus
   // kMarginBits (rounded up to 64), at least 64 more than the last, until two consecutive runs
   // agree.
   constexpr long kMarginBits = 96;
-  SeriesValues previous = series_at_bits(kFirstBits, params, T);
+  SeriesValues previous = series_at_bits(kFirstBits, params, T, options.finite_dim);
   int bits = kFirstBits;
   while (bits < options.max_bits) {
     const long wanted = (previous.spread_bits + kMarginBits + 63) / 64 * 64;
     bits = static_cast<int>(std::min<long>(options.max_bits, std::max<long>(wanted, bits + 64L)));
-    SeriesValues current = series_at_bits(bits, params, T);
+    SeriesValues current = series_at_bits(bits, params, T, options.finite_dim);
     r.precision_agreement = max_relative_difference(all(previous), all(current));
     r.precision_bits = bits;
     previous = std::move(current);
@@ -376,9 +390,18 @@ CotResult run(const CotParams& params, const CotOptions& options) {
   }
   r.error = previous.error;
   r.error_tau_infinity = previous.tau_infinity;
+  if (options.finite_dim > 0) {
+    // §7.3: the O(1/D) term of tau = infinity, added to the D -> infinity series at tau.
+    r.error_tau_infinity_finite_dim = previous.tau_infinity_finite_dim;
+    r.error_finite_dim.resize(r.error.size());
+    for (std::size_t t = 0; t < r.error.size(); ++t)
+      r.error_finite_dim[t] =
+          r.error[t] + (r.error_tau_infinity_finite_dim[t] - r.error_tau_infinity[t]);
+  }
   if (!r.converged()) {
-    std::fill(r.error.begin(), r.error.end(), kNaN);
-    std::fill(r.error_tau_infinity.begin(), r.error_tau_infinity.end(), kNaN);
+    for (auto* v : {&r.error, &r.error_tau_infinity, &r.error_tau_infinity_finite_dim,
+                    &r.error_finite_dim})
+      std::fill(v->begin(), v->end(), kNaN);
     r.message = "the series could not be certified within max_bits = " +
                 std::to_string(options.max_bits) + ": the last two precisions differ by " +
                 numerics::format_significant(r.precision_agreement) + " (relative)";

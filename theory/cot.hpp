@@ -35,6 +35,7 @@ struct CotParams {
 
 inline constexpr int kCotMaxSteps = 1000;
 inline constexpr int kCotMaxBits = 16384;
+inline constexpr int kCotMaxFiniteDim = 1000000;
 
 struct CotOptions {
   int steps = 30;          // T: E_t for t = 0..T, 0..kCotMaxSteps (cost O(T^3) at the precision)
@@ -44,6 +45,10 @@ struct CotOptions {
   // reported (docs/multistep.md §3).
   int max_bits = 8192;     // 192..kCotMaxBits
   double relative_tolerance = 1e-14;  // [1e-15, 1e-3]
+  // > 0: also the finite-D prediction at this dimension (docs/multistep.md §7.3): the exact-to-
+  // O(1/D) tau -> infinity iteration at D, its difference from D = infinity added to the series.
+  // 0 (default): none; else 2..kCotMaxFiniteDim.
+  int finite_dim = 0;
   void validate() const;   // throws InvalidParams naming the field ("steps", "max_bits", ...)
 };
 
@@ -61,6 +66,11 @@ struct CotResult {
   std::vector<double> error;        // E_0..E_T (E_0 = 1); NaN when not certified
   // Closed form at tau -> infinity (A = I/c): E_t = int (1 - x/c)^{2t} dMP(x) (§4.1), per step.
   std::vector<double> error_tau_infinity;
+  // With CotOptions::finite_dim = D (§7.3): the tau -> infinity iteration at D (moments of the
+  // real Wishart S exact to O(1/D), c = m_2 + sigma^2 D/L), and the finite-D prediction
+  // error + (error_tau_infinity_finite_dim - error_tau_infinity), per step; empty otherwise.
+  std::vector<double> error_tau_infinity_finite_dim;
+  std::vector<double> error_finite_dim;
   int precision_bits = 0;           // the precision of the reported E_t
   double precision_agreement = std::numeric_limits<double>::quiet_NaN();  // max relative
                                     // difference between the last two precisions

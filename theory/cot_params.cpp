@@ -36,6 +36,10 @@ void CotOptions::validate() const {
   if (max_bits < 192 || max_bits > kCotMaxBits)
     throw InvalidParams("max_bits", "must be in 192.." + std::to_string(kCotMaxBits) + " (got " +
                                         std::to_string(max_bits) + ")");
+  if (finite_dim != 0 && (finite_dim < 2 || finite_dim > kCotMaxFiniteDim))
+    throw InvalidParams("finite_dim", "must be 0 (none) or in 2.." +
+                                          std::to_string(kCotMaxFiniteDim) + " (got " +
+                                          std::to_string(finite_dim) + ")");
   if (!(relative_tolerance >= 1e-15 && relative_tolerance <= 1e-3))
     throw InvalidParams("relative_tolerance",
                         "must be in [1e-15, 1e-3] (got " + fmt(relative_tolerance) + ")");

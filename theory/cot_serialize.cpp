@@ -15,7 +15,7 @@ nlohmann::ordered_json to_json(const CotParams& p) {
 nlohmann::ordered_json to_json(const CotResult& r) {
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (std::size_t t = 0; t < r.error.size(); ++t) steps.push_back(t);
-  return {{"params", to_json(r.params)},
+  nlohmann::ordered_json j = {{"params", to_json(r.params)},
           {"converged", r.converged()},
           {"status", numerics::to_string(r.status)},
           {"message", r.message},
@@ -32,6 +32,11 @@ nlohmann::ordered_json to_json(const CotResult& r) {
           {"growth_rate", r.growth_rate},
           {"t_opt", r.t_opt},
           {"error_t_opt", r.error_t_opt}};
+  if (r.options.finite_dim > 0)
+    j["finite_dim"] = {{"dim", r.options.finite_dim},
+                       {"error", r.error_finite_dim},
+                       {"error_tau_infinity", r.error_tau_infinity_finite_dim}};
+  return j;
 }
 
 std::string to_text(const CotResult& r) {
@@ -40,9 +45,15 @@ std::string to_text(const CotResult& r) {
   os << "test-time iteration  alpha " << num(r.params.alpha) << "  tau " << num(r.params.tau)
      << "  sigma " << num(r.params.sigma) << "  (" << numerics::to_string(r.status) << ": "
      << r.message << ")\n";
-  os << "t\tE_t\tE_t(tau=inf)\n";
-  for (std::size_t t = 0; t < r.error.size(); ++t)
-    os << t << '\t' << num(r.error[t]) << '\t' << num(r.error_tau_infinity[t]) << '\n';
+  const bool fd = r.options.finite_dim > 0;
+  os << "t\tE_t\tE_t(tau=inf)";
+  if (fd) os << "\tE_t(D=" << r.options.finite_dim << ")";
+  os << "\n";
+  for (std::size_t t = 0; t < r.error.size(); ++t) {
+    os << t << '\t' << num(r.error[t]) << '\t' << num(r.error_tau_infinity[t]);
+    if (fd) os << '\t' << num(r.error_finite_dim[t]);
+    os << '\n';
+  }
   os << "regime " << to_string(r.regime) << "  tau_c " << num(r.tau_c) << "  tau_monotone "
      << num(r.tau_monotone) << "  tau_crit " << num(r.tau_crit) << "\n";
   os << "limit " << num(r.limit) << "  growth_rate " << num(r.growth_rate) << "  t_opt " << r.t_opt

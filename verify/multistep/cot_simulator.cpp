@@ -378,3 +378,29 @@ std::string to_text(const CotSimResult& r) {
 }
 
 }  // namespace icl::verify::multistep
+
+namespace icl::verify::multistep {
+
+CotComparison compare(const theory::CotParams& p, theory::CotOptions theory_options,
+                      CotSimOptions sim_options, const numerics::Progress& progress) {
+  p.validate();
+  sim_options.steps = theory_options.steps;
+  if (theory_options.finite_dim == 0) theory_options.finite_dim = sim_options.dim;
+  theory_options.validate();
+  sim_options.validate();
+  CotComparison c;
+  c.has_theory = p.tau > 1 && p.lambda == 0;
+  if (c.has_theory) c.theory = theory::run(p, theory_options);
+  c.simulation = simulate(p, sim_options, progress);
+  return c;
+}
+
+nlohmann::ordered_json to_json(const CotComparison& c) {
+  nlohmann::ordered_json j;
+  if (c.has_theory) j = theory::to_json(c.theory);
+  else j["params"] = theory::to_json(c.simulation.params);
+  j["simulation"] = to_json(c.simulation);
+  return j;
+}
+
+}  // namespace icl::verify::multistep

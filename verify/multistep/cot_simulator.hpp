@@ -93,3 +93,22 @@ nlohmann::ordered_json to_json(const CotSimResult& r);
 std::string to_text(const CotSimResult& r);
 
 }  // namespace icl::verify::multistep
+
+namespace icl::verify::multistep {
+
+// Theory next to simulation: what `icl cot --simulate` and Python's cot(simulate=True) run. The
+// theory runs when its conditions hold (tau > 1 and lambda = 0), with its finite-D prediction
+// (theory::CotOptions::finite_dim) at the simulated dimension unless the options ask for another;
+// the simulation runs with steps = theory.steps. Both are validated before any work.
+struct CotComparison {
+  bool has_theory = false;
+  theory::CotResult theory;
+  CotSimResult simulation;
+};
+CotComparison compare(const theory::CotParams& p, theory::CotOptions theory_options,
+                      CotSimOptions sim_options, const numerics::Progress& progress = {});
+// The theory's JSON (theory::to_json(CotResult)) or, without it, {"params": ...}, plus
+// "simulation": to_json(CotSimResult).
+nlohmann::ordered_json to_json(const CotComparison& c);
+
+}  // namespace icl::verify::multistep
