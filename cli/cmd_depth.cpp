@@ -35,7 +35,7 @@ void register_depth(CLI::App& app) {
                 "also simulate at the optimal step (the conditional estimator: exact average over "
                 "w and noise given each sampled context)");
   add_dim_flag(*cmd, opt->sim.dim);
-  cmd->add_option("--seeds", opt->sim.samples, "sampled contexts X (mean and standard error)")
+  cmd->add_option("--seeds", opt->sim.seeds, "sampled contexts X (mean and standard error)")
       ->capture_default_str();
   add_seed_flag(*cmd, opt->sim.seed);
   add_threads_flag(*cmd, opt->sim.threads);
@@ -45,13 +45,7 @@ void register_depth(CLI::App& app) {
   add_out_flag(*cmd, opt->out, "the JSON", OutFormat::Json);
   cmd->callback([opt] {
     if (opt->literal) opt->sim.estimator = verify::multistep::DepthEstimator::Literal;
-    // The simulator's samples are --seeds here (and seeds= in Python).
-    try {
-      if (opt->simulate) opt->sim.validate(opt->params);
-    } catch (const InvalidParams& e) {
-      if (e.field() == "samples") throw InvalidParams("seeds", e.detail());
-      throw;
-    }
+    if (opt->simulate) opt->sim.validate(opt->params);
     const theory::DepthResult r = theory::run(opt->params);
     if (!r.converged()) throw ExitError(kExitNotConverged, "depth did not converge: " + r.message);
     nlohmann::ordered_json j = theory::to_json(r);
@@ -60,7 +54,7 @@ void register_depth(CLI::App& app) {
       const auto s = verify::multistep::simulate(opt->params, r.step_opt, opt->sim);
       j["simulation"] = verify::multistep::to_json(s);
       text += "simulation at g = " + format_number(r.step_opt) + " (D = " +
-              std::to_string(opt->sim.dim) + ", " + std::to_string(opt->sim.samples) +
+              std::to_string(opt->sim.dim) + ", " + std::to_string(opt->sim.seeds) +
               " contexts): " + format_number(s.error.mean) + " +- " + format_number(s.error.sem) +
               " (" + verify::multistep::to_string(opt->sim.estimator) + "; finite-D bias O(1/D))\n";
       if (!s.converged()) {

@@ -13,7 +13,7 @@ namespace icl::python {
 
 void bind_depth(py::module_& m) {
   // The defaults are the library's (theory::DepthParams, verify::multistep::DepthSimOptions);
-  // the checks are their validate(), with the CLI's field names (seeds for the samples).
+  // the checks are their validate().
   const theory::DepthParams def{};
   const verify::multistep::DepthSimOptions sim_def{};
   m.def(
@@ -23,16 +23,11 @@ void bind_depth(py::module_& m) {
         const theory::DepthParams p{alpha, sigma, layers};
         verify::multistep::DepthSimOptions o;
         o.dim = dim;
-        o.samples = seeds;
+        o.seeds = seeds;
         o.seed = seed;
         o.threads = threads;
         if (literal) o.estimator = verify::multistep::DepthEstimator::Literal;
-        try {
-          if (simulate) o.validate(p);
-        } catch (const InvalidParams& e) {
-          if (e.field() == "samples") throw InvalidParams("seeds", e.detail());
-          throw;
-        }
+        if (simulate) o.validate(p);
         nlohmann::ordered_json j;
         {
           py::gil_scoped_release release;
@@ -45,7 +40,7 @@ void bind_depth(py::module_& m) {
       },
       py::kw_only(), py::arg("alpha") = def.alpha, py::arg("sigma") = def.sigma,
       py::arg("layers") = def.layers, py::arg("simulate") = false, py::arg("dim") = sim_def.dim,
-      py::arg("seeds") = sim_def.samples, py::arg("seed") = sim_def.seed,
+      py::arg("seeds") = sim_def.seeds, py::arg("seed") = sim_def.seed,
       py::arg("threads") = sim_def.threads, py::arg("literal") = false,
       "L = layers of linear attention (infinite pretraining, isotropic data) as L steps of\n"
       "gradient descent with one step g per layer (gamma = L g), N = alpha D context tokens,\n"
@@ -54,7 +49,7 @@ void bind_depth(py::module_& m) {
       "per_layer_steps (None where complex), per_layer_realizable, per_layer_roots,\n"
       "error_by_depth, step_by_depth, step_one_over_c, error_at_one_over_c, local_minima,\n"
       "g_bound, converged, status, message; with simulate=True also simulation: {mean, sem,\n"
-      "dim, samples, ...} at step_opt over `seeds` sampled contexts (literal=True: the layer\n"
+      "dim, seeds, ...} at step_opt over `seeds` sampled contexts (literal=True: the layer\n"
       "recursion with sampled w and noise). Raises InvalidParams naming the field (alpha,\n"
       "sigma, layers, dim, seeds, threads).");
 }

@@ -20,7 +20,7 @@ TEST_CASE("icl depth --json: the documented keys; --simulate adds the simulation
   CHECK(j["per_layer_error"].get<double>() <= j["error"].get<double>());
   const auto s = run_json("depth --layers 2 --simulate --dim 30 --seeds 4 --json");
   CHECK(s["simulation"]["dim"] == 30);
-  CHECK(s["simulation"]["samples"] == 4);
+  CHECK(s["simulation"]["seeds"] == 4);
   CHECK(s["simulation"].contains("mean"));
   CHECK(s["simulation"].contains("sem"));
   const Run t = run_icl("depth --layers 2");

@@ -209,8 +209,8 @@ TEST_CASE("depth: validation names the field") {
   o.dim = 1;
   CHECK(field([&] { verify::multistep::simulate({}, 0.5, o); }) == "dim");
   o = {};
-  o.samples = 1;
-  CHECK(field([&] { verify::multistep::simulate({}, 0.5, o); }) == "samples");
+  o.seeds = 1;
+  CHECK(field([&] { verify::multistep::simulate({}, 0.5, o); }) == "seeds");
   o = {};
   o.threads = 0;
   CHECK(field([&] { verify::multistep::simulate({}, 0.5, o); }) == "threads");
@@ -227,7 +227,7 @@ TEST_CASE("depth simulator: conditional estimator vs theory at D = 100 and 200 (
   for (const DepthParams& p : {DepthParams{2, 0.5, 4}, DepthParams{0.5, 0.3, 3}}) {
     const theory::DepthResult th = theory::run(p);
     verify::multistep::DepthSimOptions o;
-    o.samples = 150;
+    o.seeds = 150;
     o.threads = 2;
     o.dim = 100;
     const auto s1 = verify::multistep::simulate(p, th.step_opt, o);
@@ -259,7 +259,7 @@ TEST_CASE("depth simulator: the literal recursion agrees with the conditional es
   const theory::DepthResult th = theory::run(p);
   verify::multistep::DepthSimOptions o;
   o.dim = 40;
-  o.samples = 2000;
+  o.seeds = 2000;
   o.threads = 2;
   const auto cond = verify::multistep::simulate(p, th.step_opt, o);
   o.estimator = verify::multistep::DepthEstimator::Literal;
@@ -280,7 +280,7 @@ TEST_CASE("depth simulator: the same result for any thread count") {
   for (auto est : {verify::multistep::DepthEstimator::Conditional, verify::multistep::DepthEstimator::Literal}) {
     verify::multistep::DepthSimOptions o;
     o.dim = 30;
-    o.samples = 9;
+    o.seeds = 9;
     o.estimator = est;
     o.threads = 1;
     const auto a = verify::multistep::simulate(p, 0.5, o);

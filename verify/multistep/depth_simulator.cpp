@@ -20,9 +20,9 @@ const char* to_string(DepthEstimator e) {
 void DepthSimOptions::validate() const {
   if (dim < 2 || dim > 2000)
     throw InvalidParams("dim", "must be an integer in [2, 2000], got " + std::to_string(dim));
-  if (samples < 2 || samples > 1000000)
-    throw InvalidParams("samples",
-                        "must be an integer in [2, 1000000], got " + std::to_string(samples));
+  if (seeds < 2 || seeds > 1000000)
+    throw InvalidParams("seeds",
+                        "must be an integer in [2, 1000000], got " + std::to_string(seeds));
   numerics::check_threads(threads, false);
 }
 
@@ -95,7 +95,7 @@ DepthSimResult simulate(const theory::DepthParams& params, double g,
   r.options = options;
   r.context = context_length(params, options.dim);
   r.alpha_simulated = double(r.context) / options.dim;
-  r.per_sample.assign(static_cast<std::size_t>(options.samples), 0.0);
+  r.per_sample.assign(static_cast<std::size_t>(options.seeds), 0.0);
   numerics::parallel_for(
       r.per_sample.size(), options.threads,
       [&](std::size_t k) { r.per_sample[k] = one_sample(params, g, options, r.context, k); },
@@ -104,7 +104,7 @@ DepthSimResult simulate(const theory::DepthParams& params, double g,
   const bool ok = std::isfinite(r.error.mean);
   r.status = ok ? numerics::Status::Converged : numerics::Status::NumericalFailure;
   r.message = ok ? std::string(to_string(options.estimator)) + " estimator over " +
-                       std::to_string(options.samples) + " contexts at D = " +
+                       std::to_string(options.seeds) + " contexts at D = " +
                        std::to_string(options.dim) + ", N = " + std::to_string(r.context)
                  : "a non-finite sample (the step diverges at this size)";
   return r;
@@ -115,7 +115,7 @@ nlohmann::ordered_json to_json(const DepthSimResult& r) {
   j["mean"] = r.error.mean;
   j["sem"] = r.error.sem;
   j["dim"] = r.options.dim;
-  j["samples"] = r.options.samples;
+  j["seeds"] = r.options.seeds;
   j["context"] = r.context;
   j["alpha_simulated"] = r.alpha_simulated;
   j["step"] = r.step;

@@ -31,7 +31,7 @@ const char* to_string(DepthEstimator e);  // "conditional" | "literal"
 
 struct DepthSimOptions {
   int dim = 100;                 // D, 2..2000
-  int samples = 200;             // independent contexts X, 2..1000000
+  int seeds = 200;               // independent contexts X (one seed stream each), 2..1000000
   int threads = 1;               // 1..256 (results do not depend on it)
   std::uint64_t seed = 20251;    // base seed
   DepthEstimator estimator = DepthEstimator::Conditional;
@@ -57,7 +57,7 @@ struct DepthSimResult {
 DepthSimResult simulate(const theory::DepthParams& params, double g,
                         const DepthSimOptions& options, const numerics::Progress& progress = {});
 
-// {"mean", "sem", "dim", "samples", "context", "alpha_simulated", "step", "gamma", "estimator",
+// {"mean", "sem", "dim", "seeds", "context", "alpha_simulated", "step", "gamma", "estimator",
 //  "seed", "status", "message"}
 nlohmann::ordered_json to_json(const DepthSimResult& r);
 
