@@ -146,6 +146,8 @@ TEST_CASE("cot: the precision is certified, or the result says it is not") {
   const CotResult r = run(CotParams{0.01, 1.01, 0, 0}, o);
   CHECK(r.status == icl::numerics::Status::NotConverged);
   CHECK(std::isnan(r.error[80]));
+  CHECK(r.t_opt == -1);  // no optimum without values (JSON null)
+  CHECK(std::isnan(r.error_t_opt));
   CHECK(r.precision_agreement > o.relative_tolerance);
   o.max_bits = 4096;
   const CotResult ok = run(CotParams{0.01, 1.01, 0, 0}, o);

@@ -84,7 +84,7 @@ struct CotResult {
   // Outside the convergent regime, ln E_{t+1}/E_t as t -> infinity = -2 ln|x0| with x0 the
   // dominant root of the denominator on the diagonal (§4.5); NaN when convergent.
   double growth_rate = std::numeric_limits<double>::quiet_NaN();
-  int t_opt = 0;                     // argmin of E_t over t = 0..T
+  int t_opt = -1;                    // argmin of E_t over t = 0..T; -1 unless converged
   double error_t_opt = std::numeric_limits<double>::quiet_NaN();
   numerics::Status status = numerics::Status::NotConverged;
   std::string message;

@@ -1,5 +1,6 @@
 // The test-time iteration's phase diagram (theory/cot.hpp, docs/multistep.md §4.3): the theory on
 // a grid of two parameters, and its table.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,8 @@ numerics::Table cot_phase_table(const std::string& x_name, const std::vector<dou
       const CotResult& r = grid[i * ys.size() + j];
       t.rows.push_back({xs[i], ys[j], r.converged() ? 1.0 : 0.0,
                         static_cast<double>(static_cast<int>(r.regime)), r.tau_c, r.tau_monotone,
-                        r.tau_crit, r.limit, r.growth_rate, static_cast<double>(r.t_opt),
+                        r.tau_crit, r.limit, r.growth_rate,
+                        r.t_opt >= 0 ? static_cast<double>(r.t_opt) : std::nan(""),
                         r.error_t_opt, r.error.empty() ? 0.0 : r.error.back(),
                         static_cast<double>(r.precision_bits)});
     }

@@ -30,7 +30,7 @@ nlohmann::ordered_json to_json(const CotResult& r) {
           {"regime", to_string(r.regime)},
           {"limit", r.limit},
           {"growth_rate", r.growth_rate},
-          {"t_opt", r.t_opt},
+          {"t_opt", r.t_opt >= 0 ? nlohmann::ordered_json(r.t_opt) : nlohmann::ordered_json()},
           {"error_t_opt", r.error_t_opt}};
   if (r.options.finite_dim > 0)
     j["finite_dim"] = {{"dim", r.options.finite_dim},
