@@ -152,8 +152,9 @@ double newton_xi(const Params& p, const numerics::SpectralMeasure& S, double nu)
   if (!(xi > 0) || !std::isfinite(xi)) return 0.0;
   for (int it = 0; it < 60; ++it) {
     const double z = -xi - nu;
-    const double g = S.stieltjes(z);
-    const double g1 = S.stieltjes_derivative(z, 1);
+    double gs[2];  // g and g', gs[0] the same number as S.stieltjes(z)
+    S.stieltjes_derivatives(z, 1, gs);
+    const double g = gs[0], g1 = gs[1];
     const double f = p.tau - 1.0 + xi * g - kl / xi;
     if (f == 0.0) return xi;
     const double df = g - xi * g1 + kl / (xi * xi);
