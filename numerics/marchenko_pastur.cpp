@@ -129,6 +129,12 @@ double MarchenkoPastur::stieltjes_derivative(double z, int n) const {
   return m[n];
 }
 
+void MarchenkoPastur::stieltjes_derivatives(double z, int nmax, double* out) const {
+  detail::check_derivative_order(nmax);
+  detail::check_below(z, lower_edge());
+  mp_derivatives(ratio_, scale_, scale_pow_, z, nmax, out);
+}
+
 double MarchenkoPastur::continuous_stieltjes_derivative(double z, int n) const {
   double m[5];
   continuous_stieltjes_derivatives(z, n, m);

@@ -98,6 +98,21 @@ double PointMassMixture::stieltjes_derivative(double z, int n) const {
   return m;
 }
 
+void PointMassMixture::stieltjes_derivatives(double z, int nmax, double* out) const {
+  detail::check_derivative_order(nmax);
+  detail::check_below(z, lower_edge());
+  // The operations of stieltjes_derivative(z, n) for every n, the base's in one call.
+  if (weight_ > 0.0) {
+    base_->stieltjes_derivatives(z, nmax, out);
+    for (int n = 0; n <= nmax; ++n) out[n] *= weight_;
+  } else {
+    for (int n = 0; n <= nmax; ++n) out[n] = 0.0;
+  }
+  for (const Atom& a : extra_)
+    for (int n = 0; n <= nmax; ++n)
+      out[n] += a.mass * detail::factorial(n) / (n == 0 ? a.position - z : std::pow(a.position - z, n + 1));
+}
+
 std::complex<double> PointMassMixture::stieltjes(std::complex<double> z) const {
   cd m = weight_ > 0.0 ? weight_ * base_->stieltjes(z) : cd(0.0);
   for (const Atom& a : extra_) m += a.mass / (a.position - z);

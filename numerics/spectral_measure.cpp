@@ -63,6 +63,10 @@ void SpectralMeasure::continuous_stieltjes_derivatives(double z, int nmax, doubl
   for (int n = 0; n <= nmax; ++n) out[n] = continuous_stieltjes_derivative(z, n);
 }
 
+void SpectralMeasure::stieltjes_derivatives(double z, int nmax, double* out) const {
+  for (int n = 0; n <= nmax; ++n) out[n] = stieltjes_derivative(z, n);
+}
+
 double SpectralMeasure::density_over_weight(double x, std::size_t interval) const {
   // Generic fallback: density / ((x-lo)^alpha (hi-x)^{1/2}), evaluated slightly inside the
   // interval at the edges themselves (0/0 there). Subclasses override with exact forms.

@@ -68,6 +68,10 @@ class SpectralMeasure {
   // default calls the one-derivative form; Marchenko-Pastur (and mixtures of it) compute the
   // derivatives by one recurrence.
   virtual void continuous_stieltjes_derivatives(double z, int nmax, double* out) const;
+  // out[n] = stieltjes_derivative(z, n) for n = 0..nmax (nmax <= 4), the same numbers in one
+  // call (a Newton step needs g and g' at the same z). The default calls the one-derivative
+  // form; Marchenko-Pastur and the point-mass mixture compute them by one recurrence.
+  virtual void stieltjes_derivatives(double z, int nmax, double* out) const;
 
   // Pole of g at x = 0 on a square-root interval (alpha = +1/2) whose lower edge lo > 0
   // may be arbitrarily close to 0 (Marchenko-Pastur with ratio near 1: density ~ sqrt(x - lo) / x).
@@ -125,6 +129,7 @@ class MarchenkoPastur final : public SpectralMeasure {
   double density_over_weight(double x, std::size_t interval) const override;
   double continuous_stieltjes_derivative(double z, int n) const override;
   void continuous_stieltjes_derivatives(double z, int nmax, double* out) const override;
+  void stieltjes_derivatives(double z, int nmax, double* out) const override;
   bool density_pole_at_zero(std::size_t interval) const override;           // ratio != 1
   double density_over_weight_times_x(double x, std::size_t interval) const override;  // 1/(2 pi c s)
 
@@ -196,6 +201,7 @@ class PointMassMixture final : public SpectralMeasure {
   double density_over_weight(double x, std::size_t interval) const override;
   double continuous_stieltjes_derivative(double z, int n) const override;
   void continuous_stieltjes_derivatives(double z, int nmax, double* out) const override;
+  void stieltjes_derivatives(double z, int nmax, double* out) const override;
   bool density_pole_at_zero(std::size_t interval) const override;
   double density_over_weight_times_x(double x, std::size_t interval) const override;
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <complex>
+#include <memory>
 
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
@@ -127,5 +128,28 @@ TEST_CASE("MP complex Stieltjes: branch, real-axis limit and density") {
     const std::complex<double> big(1e6, 1e6);
     CHECK(std::abs(mp.stieltjes(big) * big + 1.0) < 1e-5);
     CHECK(mp.stieltjes(std::complex<double>(2.0, 0.5)).imag() > 0.0);
+  }
+}
+
+TEST_CASE("stieltjes_derivatives(z, nmax) gives stieltjes_derivative(z, n) bit for bit") {
+  const auto mp = std::make_shared<MarchenkoPastur>(0.6, 1.25);
+  const auto mp_atom = std::make_shared<MarchenkoPastur>(2.5, 0.8);  // atom at 0 of mass 0.6
+  const PointMassMixture mix(mp, 0.9, {Atom{0.0, 0.1}});
+  const PointMassMixture mix_atom(mp_atom, 0.7, {Atom{0.3, 0.2}, Atom{0.5, 0.1}});
+  const GeneralizedMarchenkoPastur gmp(0.5, {Atom{0.5, 0.5}, Atom{1.5, 0.5}});  // the default
+  for (const SpectralMeasure* m : {static_cast<const SpectralMeasure*>(mp.get()),
+                                   static_cast<const SpectralMeasure*>(mp_atom.get()),
+                                   static_cast<const SpectralMeasure*>(&mix),
+                                   static_cast<const SpectralMeasure*>(&mix_atom),
+                                   static_cast<const SpectralMeasure*>(&gmp)}) {
+    for (double z : {-1e-3, -0.1, -1.0, -37.5}) {
+      for (int nmax = 0; nmax <= 4; ++nmax) {
+        double out[5];
+        m->stieltjes_derivatives(z, nmax, out);
+        for (int n = 0; n <= nmax; ++n) CHECK(out[n] == m->stieltjes_derivative(z, n));
+      }
+    }
+    double out[5];
+    CHECK_THROWS_AS(m->stieltjes_derivatives(m->lower_edge() + 1e-3, 1, out), icl::InvalidParams);
   }
 }
