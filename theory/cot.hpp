@@ -33,7 +33,9 @@ struct CotParams {
   void validate() const;
 };
 
-inline constexpr int kCotMaxSteps = 1000;
+// At most 500 steps: the series costs about T^3 multiply-adds at about 4 T bits (T = 200: 5 s of
+// CPU, bench/README.md; T = 500 estimated at minutes, not measured), and has no progress report.
+inline constexpr int kCotMaxSteps = 500;
 inline constexpr int kCotMaxBits = 16384;
 inline constexpr int kCotMaxFiniteDim = 1000000;
 
