@@ -10,6 +10,7 @@
 #include "paper_figs/figures_extra.hpp"
 #include "theory/cot.hpp"
 #include "theory/depth.hpp"
+#include "theory/sweep.hpp"
 #include "verify/multistep/cot_simulator.hpp"
 
 namespace icl::paperfigs {
@@ -21,12 +22,6 @@ nlohmann::json cot_meta(const Settings& s, int figure, const std::string& what) 
           {"mode", s.quick ? "quick" : "full"},
           {"what", what},
           {"base_seed", s.base_seed}};
-}
-
-std::vector<double> grid(double lo, double hi, int n) {
-  std::vector<double> v(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = lo + (hi - lo) * i / (n - 1);
-  return v;
 }
 
 }  // namespace
@@ -99,8 +94,8 @@ FigureData fig_cot(const Settings& s, const numerics::Progress& progress) {
   out.tables.push_back(std::move(sim));
 
   // The regimes in the (alpha, tau) plane at sigma = 0.5: E_T on a grid, and the boundaries.
-  const auto alphas = grid(0.1, 4.0, s.quick ? 8 : 40);
-  const auto taus = grid(1.05, 5.0, s.quick ? 8 : 40);
+  const auto alphas = theory::linspace(0.1, 4.0, s.quick ? 8 : 40);
+  const auto taus = theory::linspace(1.05, 5.0, s.quick ? 8 : 40);
   theory::CotOptions po;
   po.steps = s.quick ? 15 : 40;
   const theory::CotParams base{1.0, 2.0, 0.5, 0};
@@ -117,7 +112,7 @@ FigureData fig_cot(const Settings& s, const numerics::Progress& progress) {
   DataTable b;
   b.stem = "cot_boundaries";
   b.table.columns = {"alpha", "tau_c", "tau_monotone"};
-  for (double a : grid(0.05, 4.0, 200))
+  for (double a : theory::linspace(0.05, 4.0, 200))
     b.table.rows.push_back({a, theory::cot_tau_c(a, base.sigma), theory::cot_tau_monotone(a, base.sigma)});
   b.meta = cot_meta(s, 20, "boundaries");
   b.meta["params"] = theory::to_json(base);

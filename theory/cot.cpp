@@ -331,33 +331,43 @@ double cot_tau_monotone(double alpha, double sigma) {
   return alpha < 1 ? 2 + s2 : 1 + (1 + s2) / alpha;
 }
 
-CotRegime cot_regime(const CotParams& p) {
-  const double x0 = dominant_root(p);
+namespace {
+
+// The regime, limit and growth rate from the dominant root x0 (NaN: none), §4.3-§4.5: one
+// root scan serves all three.
+CotRegime regime_at(double x0) {
   if (std::isnan(x0)) return CotRegime::Convergent;
   return x0 < 0 ? CotRegime::Oscillatory : CotRegime::Monotone;
 }
-
-double cot_limit(const CotParams& p) {
-  if (cot_regime(p) != CotRegime::Convergent) return std::numeric_limits<double>::infinity();
+double limit_at(const CotParams& p, double x0) {
+  if (regime_at(x0) != CotRegime::Convergent) return std::numeric_limits<double>::infinity();
   if (p.alpha >= 1) return 0;
   return (1 - p.alpha) * (p.tau - 1) / (p.tau - 2 - p.sigma * p.sigma);
 }
+double growth_rate_at(double x0) { return std::isnan(x0) ? kNaN : -2 * std::log(std::abs(x0)); }
 
-double cot_growth_rate(const CotParams& p) {
-  const double x0 = dominant_root(p);
-  return std::isnan(x0) ? kNaN : -2 * std::log(std::abs(x0));
+}  // namespace
+
+CotRegime cot_regime(const CotParams& p) { return regime_at(dominant_root(p)); }
+double cot_limit(const CotParams& p) { return limit_at(p, dominant_root(p)); }
+double cot_growth_rate(const CotParams& p) { return growth_rate_at(dominant_root(p)); }
+
+bool cot_theory_applies(const CotParams& p) { return p.tau > 1 && p.lambda == 0; }
+
+void check_cot_theory_applies(const CotParams& p) {
+  if (!(p.tau > 1))
+    throw InvalidParams("tau", "the theory needs tau > 1, more pretraining tasks than dimensions "
+                               "(got " + numerics::format_significant(p.tau) +
+                                   "; the simulator accepts tau <= 1 with lambda > 0)");
+  if (p.lambda != 0)
+    throw InvalidParams("lambda", "the theory is the ridgeless limit lambda -> 0+: lambda must be "
+                                  "0 (lambda > 0 is a setting of the simulator)");
 }
 
 CotResult run(const CotParams& params, const CotOptions& options) {
   params.validate();
   options.validate();
-  if (!(params.tau > 1))
-    throw InvalidParams("tau", "the theory needs tau > 1, more pretraining tasks than dimensions "
-                               "(got " + numerics::format_significant(params.tau) +
-                                   "; the simulator accepts tau <= 1 with lambda > 0)");
-  if (params.lambda != 0)
-    throw InvalidParams("lambda", "the theory is the ridgeless limit lambda -> 0+: lambda must be "
-                                  "0 (lambda > 0 is a setting of the simulator)");
+  check_cot_theory_applies(params);
   numerics::check_fits_in_memory(series_bytes(options.steps, options.max_bits), "steps",
                                  "the series at max_bits");
   CotResult r;
@@ -411,9 +421,10 @@ CotResult run(const CotParams& params, const CotOptions& options) {
   r.tau_c = cot_tau_c(params.alpha, params.sigma);
   r.tau_monotone = cot_tau_monotone(params.alpha, params.sigma);
   r.tau_crit = std::max(r.tau_c, r.tau_monotone);
-  r.regime = cot_regime(params);
-  r.limit = cot_limit(params);
-  r.growth_rate = cot_growth_rate(params);
+  const double x0 = dominant_root(params);
+  r.regime = regime_at(x0);
+  r.limit = limit_at(params, x0);
+  r.growth_rate = growth_rate_at(x0);
   if (r.converged()) {
     r.t_opt = static_cast<int>(std::min_element(r.error.begin(), r.error.end()) - r.error.begin());
     r.error_t_opt = r.error[static_cast<std::size_t>(r.t_opt)];

@@ -93,10 +93,16 @@ struct CotResult {
   bool converged() const { return status == numerics::Status::Converged; }
 };
 
-// Validates (params.validate(), options.validate(), tau > 1 and lambda = 0 as InvalidParams
-// naming "tau" / "lambda"), then computes the series and the closed forms. A series whose
-// precision could not be certified within max_bits is a result with status NotConverged, the
-// E_t NaN and precision_agreement the difference reached.
+// Whether the theory covers p (tau > 1 and lambda = 0), and the same as a check that throws
+// InvalidParams naming "tau" or "lambda" (the one home of the rule: run(), cot_phase_grid() and
+// verify::multistep::compare() use it).
+bool cot_theory_applies(const CotParams& p);
+void check_cot_theory_applies(const CotParams& p);
+
+// Validates (params.validate(), options.validate(), check_cot_theory_applies), then computes the
+// series and the closed forms. A series whose precision could not be certified within max_bits
+// is a result with status NotConverged, the E_t NaN and precision_agreement the difference
+// reached.
 CotResult run(const CotParams& params, const CotOptions& options);
 
 // Closed forms (docs/multistep.md §4), each checked against the series in tests/.

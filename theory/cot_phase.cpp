@@ -40,10 +40,7 @@ std::vector<CotResult> cot_phase_grid(const CotParams& base, const std::string& 
       field_of(p, x_name, "x") = x;
       field_of(p, y_name, "y") = y;
       p.validate();
-      if (!(p.tau > 1))
-        throw InvalidParams("tau", "the theory needs tau > 1 at every grid point (got " +
-                                       std::to_string(p.tau) + ")");
-      if (p.lambda != 0) throw InvalidParams("lambda", "the theory is ridgeless: lambda must be 0");
+      check_cot_theory_applies(p);
       points.push_back(p);
     }
   std::vector<CotResult> out(points.size());

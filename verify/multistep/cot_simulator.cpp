@@ -389,7 +389,7 @@ CotComparison compare(const theory::CotParams& p, theory::CotOptions theory_opti
   theory_options.validate();
   sim_options.validate();
   CotComparison c;
-  c.has_theory = p.tau > 1 && p.lambda == 0;
+  c.has_theory = theory::cot_theory_applies(p);
   if (c.has_theory) c.theory = theory::run(p, theory_options);
   c.simulation = simulate(p, sim_options, progress);
   return c;
