@@ -119,8 +119,8 @@ struct FiniteDimFlags {
   // theory::finite_dim_request: the options when --finite-dim is given, else nullopt; a switch
   // without --finite-dim (nor `other` when `other_given`) is refused by the library.
   std::optional<theory::FiniteDimOptions> options(bool other_given = false) const;
-  // solve_finite_dim, with its refusal of the point (the ridgeless branch lambda = 0, tau <= 1)
-  // as an ExitError(2) naming --finite-dim and the field.
+  // solve_finite_dim, with its refusal of the point (the interpolation peak lambda = 0, tau = 1
+  // at the sizes of D) as an ExitError(2) naming --finite-dim and the field.
   static theory::FiniteDimResult solve(const theory::Params& p,
                                        const theory::FiniteDimOptions& options);
 

@@ -179,13 +179,15 @@ FigureData fig_test_overlap(const Settings& s, const numerics::Progress& progres
 // ---- figure 18: the finite-D prediction against simulations ------------------------------------
 
 FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress) {
-  // Two points of the verify grid (docs/simulation.md §14.1): the paper's (1) and the task-poor
-  // tau < 1 one (5), whose 1/D slopes are among the smallest and the largest of the grid; the
-  // shifted test protocol of their grid entries is not plotted.
+  // Three points of the verify grid (docs/simulation.md §14.1): the paper's (1), the task-poor
+  // tau < 1 one (5), whose 1/D slopes are among the smallest and the largest of the grid, and
+  // the ridgeless minimum-norm one (7, docs/finite_dim.md §21.10); the shifted test protocol of
+  // their grid entries is not plotted.
   const auto grid = verify::lowrank::verify_grid(false);
-  Params paper = grid.at(0).params, poor = grid.at(4).params;
+  Params paper = grid.at(0).params, poor = grid.at(4).params, ridgeless = grid.back().params;
   paper.test_overlap.reset();
   poor.test_overlap.reset();
+  ridgeless.test_overlap.reset();
   FigureData out;
   // Dimensions at which every size of both points is an integer (docs/simulation.md §13.1).
   const std::vector<int> sim_dims = s.quick ? std::vector<int>{10, 20} : std::vector<int>{20, 30, 40, 60};
@@ -193,9 +195,10 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
   std::vector<int> curve_dims;
   for (int D = 10; D <= 200; D += (D < 40 ? 1 : 5)) curve_dims.push_back(D);
   std::size_t done = 0;
-  const std::size_t total = 2 * sim_dims.size();
+  const std::size_t total = 3 * sim_dims.size();
   for (const auto& [label, base] : {std::pair<std::string, Params>{"paper", paper},
-                                    std::pair<std::string, Params>{"poor", poor}}) {
+                                    std::pair<std::string, Params>{"poor", poor},
+                                    std::pair<std::string, Params>{"ridgeless", ridgeless}}) {
     // The prediction at every D, its D -> infinity value at the same sizes, and the slope.
     DataTable th;
     th.stem = "finite_dim_" + label;
@@ -211,7 +214,9 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
       out.failed_theory_points += !r.converged();
     }
     th.meta = table_meta(s, 18, base, "theory");
-    const Solution inf = theory::solve(base);
+    theory::SolveOptions method;
+    if (base.on_ridgeless_branch()) method.method = theory::Method::Letey;
+    const Solution inf = theory::solve(base, method);
     th.meta["theory"] = {{"finite_dim", "solve_finite_dim at each D (docs/finite_dim.md §21)"},
                          {"limit_at_infinity", {{"tm", inf.error.tm}, {"idg", inf.error.idg},
                                                 {"odg", inf.error.odg}}}};
@@ -227,6 +232,7 @@ FigureData fig_finite_dim(const Settings& s, const numerics::Progress& progress)
       o.dim = sim_dims[k];
       o.seeds = sim_seeds[k];
       o.threads = s.threads;
+      o.min_norm = verify::lowrank::ridgeless_point(base);
       o.base_seed = numerics::derive_seed(numerics::derive_seed(s.base_seed, sim.stem),
                                           static_cast<std::uint64_t>(o.dim));
       const auto r = verify::lowrank::run(base, o);

@@ -1,12 +1,15 @@
 """Figure 18 (beyond the papers): the finite-D prediction of the errors (docs/finite_dim.md §21)
 against simulations at each D, without extrapolation, next to the D -> infinity theory. Left: the
-paper's point; right: the task-poor tau < 1 point of the verify grid (the largest 1/D slope)."""
+paper's point; middle: the task-poor tau < 1 point of the verify grid (the largest 1/D slope);
+right: the ridgeless minimum-norm point (docs/finite_dim.md §21.10)."""
 import figlib as fl
 from figlib import np, plt
 
 d = fl.out_dir()
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.0))
-for ax, label, name in zip(axes, ["paper", "poor"], ["paper's point", r"task-poor, $\tau < 1$"]):
+fig, axes = plt.subplots(1, 3, figsize=(14, 4.0))
+for ax, label, name in zip(axes, ["paper", "poor", "ridgeless"],
+                           ["paper's point", r"task-poor, $\tau < 1$",
+                            r"ridgeless minimum norm, $\tau < 1$"]):
     th, m = fl.load(d, "finite_dim_" + label)
     sim = fl.read(d, "finite_dim_%s_sim" % label)
     inf = m["theory"]["limit_at_infinity"]

@@ -98,13 +98,13 @@ TEST_CASE("icl solve --finite-dim switches remove their sources and are recorded
 TEST_CASE("icl solve/sweep --finite-dim bad input: exit 2 with one line naming the flag") {
   expect_bad_input("solve --finite-dim 1", "--finite-dim");
   expect_bad_input("solve --finite-dim x", "--finite-dim");
-  // The ridgeless branch (lambda = 0, tau < 1) is solved by Letey/Lu, but the finite-D theory
-  // linearizes the saddle point and refuses it, naming the flag and the field.
-  expect_bad_input("solve --method letey --tau 0.6 --finite-dim 40", "--finite-dim 40: invalid parameter lambda");
-  // tau = 1.01 is above the threshold, but N = round(tau D^2) = 4 at D = 2 puts the sized point
-  // on it (tau = 1, lambda = 0): refused the same way, while plain `icl solve` runs.
+  // The ridgeless branch (lambda = 0, tau < 1) has a finite-D prediction (docs/finite_dim.md
+  // §21.10), but not at its interpolation peak: tau = 1.01 is above the threshold, and N =
+  // round(tau D^2) = 4 at D = 2 puts the sized point on it (tau = 1, lambda = 0), while plain
+  // `icl solve` runs.
+  CHECK(run_icl("solve --method letey --tau 0.6 --finite-dim 40").code == 0);
   CHECK(run_icl("solve --tau 1.01").code == 0);
-  expect_bad_input("solve --tau 1.01 --finite-dim 2", "--finite-dim 2: invalid parameter lambda");
+  expect_bad_input("solve --tau 1.01 --finite-dim 2", "--finite-dim 2: invalid parameter tau");
   // A switch without --finite-dim has nothing to act on: the library's refusal names it
   // (theory::finite_dim_request), as Python's does.
   expect_bad_input("solve --sphere-queries", "invalid parameter sphere_queries: a finite-D switch needs finite_dim");
@@ -181,14 +181,16 @@ TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg fd_valid, equal to so
 }
 
 TEST_CASE("icl sweep --finite-dim: points outside the finite-D theory are nan, not an error") {
-  // Ridgeless tau < 1 (Letey/Lu): every point is outside the saddle point's linearization.
-  const Run r = run_icl("sweep --vary tau=0.5:0.9:3 --method letey --quiet --finite-dim 20");
+  // Ridgeless (Letey/Lu): tau = 0.6 has its minimum-norm prediction (docs/finite_dim.md
+  // §21.10); tau = 0.999 is the interpolation peak at D = 20 (N = round(399.6) = 400 = D^2).
+  const Run r = run_icl("sweep --vary tau=0.6:0.999:2 --method letey --quiet --finite-dim 20");
   REQUIRE(r.code == 0);
   const Tsv t = parse_tsv(r.out);
-  REQUIRE(t.rows.size() == 3);
-  for (const auto& row : t.rows) {
-    CHECK(row.at(t.column("converged")) == "1");
-    for (const char* c : {"fd_tm", "fd_idg", "fd_odg", "fd_valid"}) CHECK(row.at(t.column(c)) == "nan");
+  REQUIRE(t.rows.size() == 2);
+  for (const auto& row : t.rows) CHECK(row.at(t.column("converged")) == "1");
+  for (const char* c : {"fd_tm", "fd_idg", "fd_odg", "fd_valid"}) {
+    CHECK(t.rows[0].at(t.column(c)) != "nan");
+    CHECK(t.rows[1].at(t.column(c)) == "nan");
   }
 }
 

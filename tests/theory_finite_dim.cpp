@@ -50,14 +50,57 @@ TEST_CASE("finite_dim_switches_zero_exactly_their_sources") {
     CHECK(source(off, name).slope.idg == source(all, name).slope.idg);
 }
 
-TEST_CASE("finite_dim_refuses_ridgeless_branch_and_bad_dim") {
+TEST_CASE("finite_dim_refuses_bad_dim_and_the_interpolation_peak") {
   Params p;
-  p.tau = 0.6;
-  FiniteDimOptions o;
-  CHECK_THROWS_AS(solve_finite_dim(p, o), icl::InvalidParams);
   p.tau = 2.25;
+  FiniteDimOptions o;
   o.dim = 1;
   CHECK_THROWS_AS(solve_finite_dim(p, o), icl::InvalidParams);
+  // tau = 1.01 at D = 2: N = round(4.04) = 4 = D^2, the peak of the minimum-norm branch.
+  p.tau = 1.01;
+  o.dim = 2;
+  try {
+    solve_finite_dim(p, o);
+    FAIL("the interpolation peak was not refused");
+  } catch (const icl::InvalidParams& e) {
+    CHECK(e.field() == "tau");
+  }
+}
+
+TEST_CASE("finite_dim_ridgeless_branch_is_the_ridge_prediction_as_lambda_goes_to_zero") {
+  // docs/finite_dim.md §21.10: the slopes are extrapolated from lambda >= 1.25e-4 (at tau = 0.6
+  // the agreement settles there), so the ridge prediction at lambda = 1e-5, not used, is an
+  // independent check of the extrapolation: its slopes differ from the limit's by about
+  // lambda * 145 = 1.5e-3 (measured: the ridge slopes are linear in lambda below 5e-4).
+  const Params p{.alpha = 2, .tau = 0.6, .kappa = 1.5, .rho = 0.9, .sigma = 0.3, .lambda = 0};
+  FiniteDimOptions o;
+  o.dim = 30;
+  const FiniteDimResult r = solve_finite_dim(p, o);
+  REQUIRE(r.converged());
+  CHECK(r.message.find("ridgeless branch") != std::string::npos);
+  // The limit is Letey/Lu's ridgeless solution at the sizes of D.
+  SolveOptions letey;
+  letey.method = Method::Letey;
+  const Solution l = solve(at_dimension(p, 30), letey);
+  CHECK(r.limit.error.idg == l.error.idg);
+  Params ridge = p;
+  ridge.lambda = 1e-5;
+  const FiniteDimResult near = solve_finite_dim(ridge, o);
+  REQUIRE(near.converged());
+  for (std::size_t k = 0; k < r.sources.size(); ++k) {
+    INFO(r.sources[k].name);
+    CHECK(r.sources[k].slope.tm == doctest::Approx(near.sources[k].slope.tm).epsilon(2e-3));
+    CHECK(r.sources[k].slope.idg == doctest::Approx(near.sources[k].slope.idg).epsilon(2e-3));
+  }
+  CHECK(r.slope.odg == doctest::Approx(near.slope.odg).epsilon(1e-3));
+  CHECK(r.slope.odg != doctest::Approx(near.slope.odg).epsilon(1e-5));  // lambda still matters
+  CHECK(r.error.tm == doctest::Approx(l.error.tm + r.slope.tm / 30).epsilon(1e-14));
+  // Closer to the interpolation peak the slopes grow (docs/finite_dim.md §21.10).
+  Params peak = p;
+  peak.tau = 0.9;
+  const FiniteDimResult rp = solve_finite_dim(peak, o);
+  REQUIRE(rp.converged());
+  CHECK(rp.slope.idg > 4 * r.slope.idg);
 }
 
 TEST_CASE("finite_dim_sizes_are_the_simulators_integers") {

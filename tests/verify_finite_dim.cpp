@@ -1,6 +1,6 @@
 // The finite-D predictions in the verify report (docs/simulation.md §14.5): one row per simulated D
 // and compared quantity, the prediction being solve_finite_dim at that D with the simulation's
-// switches, the z-scores as stated, and "not available" on the ridgeless branch.
+// switches, the z-scores as stated, on the saddle-point and the ridgeless branches.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -85,6 +85,23 @@ void check_rows(const PointResult& r, const VerifyOptions& o,
   }
 }
 
+// Every simulated error within n_sem s.e. + rel of the finite-D prediction, and none of them
+// within the same tolerance of the D -> infinity limit: the check tells the two apart.
+void check_prediction_not_limit(const PointResult& r, double n_sem, double rel) {
+  REQUIRE(r.finite_dim.available);
+  int rows = 0, limit_within = 0;
+  for (const auto& row : r.finite_dim.rows) {
+    if (row.quantity.rfind("error.", 0) != 0) continue;
+    ++rows;
+    INFO(row.quantity << " at D = " << row.dim << ": sim " << row.mean << " +- " << row.sem
+                      << ", finite-D " << row.prediction << ", limit " << row.limit);
+    CHECK(std::abs(row.mean - row.prediction) <= n_sem * row.sem + rel * row.prediction);
+    if (std::abs(row.mean - row.limit) <= n_sem * row.sem + rel * row.limit) ++limit_within;
+  }
+  CHECK(rows == 6);
+  CHECK(limit_within == 0);
+}
+
 }  // namespace
 
 TEST_CASE("verify reports the finite-D prediction at every D, equal to solve_finite_dim") {
@@ -152,23 +169,30 @@ TEST_CASE("verify computes the finite-D prediction with the simulation's switche
   CHECK(r.finite_dim.rows.front().prediction != def.error.tm);
 }
 
-TEST_CASE("verify on the ridgeless branch reports the finite-D prediction as not available") {
+TEST_CASE("verify on the ridgeless branch reports the minimum-norm finite-D prediction") {
   const auto grid = verify_grid(false);
   const GridPoint gp = grid.back();
   REQUIRE(ridgeless_point(gp.params));
   const VerifyOptions o = tiny(gp);
-  const VerifyResult res = run(o);
-  const PointResult& r = res.points.front();
-  // The comparison itself is made as without the finite-D report.
-  CHECK(r.status != Status::NotConverged);
-  CHECK(r.rows.size() >= compared_quantities().size());
-  CHECK(!r.finite_dim.available);
-  CHECK(r.finite_dim.rows.empty());
-  CHECK(r.finite_dim.message.find("lambda") != std::string::npos);
-  const auto j = to_json(res)["points"][0]["finite_dim"];
-  CHECK(j["available"] == false);
-  CHECK(!j.contains("rows"));
-  CHECK(to_text(res).find("finite D: no finite-D prediction") != std::string::npos);
+  const PointResult r = verify_point(gp, o);
+  check_rows(r, o, {});
+  CHECK(r.finite_dim.message.empty());
+}
+
+TEST_CASE("verify finite-D prediction on the ridgeless branch agrees with min-norm simulations where the limit does not") {
+  // docs/finite_dim.md §21.10: the minimum-norm simulation at the verify grid's ridgeless point
+  // against the Letey/Lu limit plus the lambda -> 0+ limit of the ridge slopes, at D = 20 and
+  // 30 where the limit misses by 11-20%; the issue's rule, 2.5 s.e. + 0.5% of the prediction,
+  // which the limit must fail. About 3 s.
+  const auto grid = verify_grid(false);
+  const GridPoint gp = grid.back();
+  REQUIRE(ridgeless_point(gp.params));
+  VerifyOptions o;
+  o.dims = {20, 30};
+  o.seeds = {200, 100};
+  o.threads = 2;
+  o.points = {gp};
+  check_prediction_not_limit(verify_point(gp, o), 2.5, 0.005);
 }
 
 TEST_CASE("verify at a general task covariance lists the omitted spectrum source") {
@@ -195,19 +219,7 @@ TEST_CASE("verify finite-D prediction agrees with the simulation at D = 30 and 4
   o.seeds = {96, 48};
   o.threads = 2;
   o.points = {grid.front()};  // the paper's point
-  const PointResult r = verify_point(grid.front(), o);
-  REQUIRE(r.finite_dim.available);
-  int rows = 0, limit_within = 0;
-  for (const auto& row : r.finite_dim.rows) {
-    if (row.quantity.rfind("error.", 0) != 0) continue;
-    ++rows;
-    INFO(row.quantity << " at D = " << row.dim << ": sim " << row.mean << " +- " << row.sem
-                      << ", finite-D " << row.prediction << ", limit " << row.limit);
-    CHECK(std::abs(row.mean - row.prediction) <= 3 * row.sem + 0.01 * row.prediction);
-    if (std::abs(row.mean - row.limit) <= 3 * row.sem + 0.01 * row.limit) ++limit_within;
-  }
-  CHECK(rows == 6);
-  CHECK(limit_within == 0);
+  check_prediction_not_limit(verify_point(grid.front(), o), 3, 0.01);
 }
 
 TEST_CASE("verify each switched-off finite-D source moves the simulation by its predicted slope") {

@@ -296,6 +296,10 @@ SpectralBias bias_from(const Params& p, double z, F dT01) {
   return out;
 }
 
+}  // namespace
+
+namespace detail {
+
 // into += scale * a for the errors and the order parameters a source moves (m, q, qbar, mbar,
 // m0, q0): the slopes' sums and the corrections of every accumulation below.
 void add_scaled(Errors& into, const Errors& a, double scale) {
@@ -325,6 +329,13 @@ FiniteDimResult failed(FiniteDimResult r) {
   }
   return r;
 }
+
+}  // namespace detail
+
+namespace {
+
+using detail::add_scaled;
+using detail::failed;
 
 // The per-unit-h terms of every source (docs/finite_dim.md §21.3-§21.5) at the D -> infinity root
 // x0 (z0 its spectral argument), in the order of finite_dim_source_names(); a source switched
@@ -478,7 +489,7 @@ class Response {
     Vec Fp, Fm;
     if (!map_.residual(x0_, src, h0, Fp) || !map_.residual(x0_, src, -h0, Fm)) return false;
     const LinearResponse lr =
-        linear_response(J_, (Fp - Fm) / (2 * h0), x0_.cwiseAbs().cwiseMax(1.0));
+        linear_response(J_, (Fp - Fm) / (2 * h0), x0_.cwiseAbs().cwiseMax(1e-300));
     if (!lr.ok) return false;
     const Vec dx = lr.dx;
     Errors ep, em;
@@ -530,10 +541,6 @@ class Response {
 FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options) {
   options.validate();
   p.validate();
-  if (!(p.lambda > 0 || p.tau > 1))
-    throw InvalidParams("lambda", "the finite-D theory linearizes the replica saddle point, which "
-                                  "needs lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is "
-                                  "not covered)");
   FiniteDimResult r;
   r.options = options;
   r.sized = at_dimension(p, options.dim);
@@ -553,6 +560,16 @@ FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options)
 }  // namespace
 
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options) {
+  options.validate();
+  p.validate();
+  if (at_dimension(p, options.dim).on_ridgeless_branch())
+    return detail::solve_finite_dim_ridgeless(p, options);
+  return detail::solve_finite_dim_saddle(p, options);
+}
+
+namespace detail {
+
+FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions& options) {
   FiniteDimResult r = limit_at_sizes(p, options);
   if (!r.limit.converged()) {
     r.status = r.limit.status;
@@ -599,8 +616,6 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
   r.validity = finite_dim_validity(r);
   return r;
 }
-
-namespace detail {
 
 double matrix_path_gap(const Params& p) {
   const Solution sol = solve(p, {});

@@ -104,13 +104,27 @@ std::optional<FiniteDimOptions> finite_dim_request(std::optional<int> dim,
 // simulator's rounding (docs/simulation.md §13.1). A task_spectrum is kept as it is.
 Params at_dimension(const Params& p, int dim);
 
-// Validates p and options (InvalidParams naming the field). The linearization needs the saddle
-// point: lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is refused, InvalidParams "lambda"),
-// and the spectrum sources need the paper's low-rank tasks (with a task_spectrum they are listed
-// in `omitted`). A limit solve that does not converge gives that status and NaN values.
+// Validates p and options (InvalidParams naming the field). With lambda > 0 or tau > 1 it
+// linearizes the saddle point (§21.2). On the ridgeless branch (lambda = 0 and tau <= 1 at the
+// sizes of D, Params::on_ridgeless_branch) the prediction is the minimum-norm solution's: the Letey/Lu
+// limit plus the lambda -> 0+ limit of the ridge slopes (§21.10); at the interpolation peak
+// (tau = 1 at the sizes of D, N = D^2) it is refused (InvalidParams "tau"). The spectrum
+// sources need the paper's low-rank tasks (with a task_spectrum they are listed in `omitted`).
+// A limit solve that does not converge gives that status and NaN values.
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
 
 namespace detail {
+// The two branches of solve_finite_dim (validated input): the linearized saddle point (§21.2)
+// and the ridgeless branch's lambda -> 0+ limit of it (§21.10).
+FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions& options);
+FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptions& options);
+// into += scale * a for the errors and the order parameters a source moves (m, q, qbar, mbar,
+// m0, q0).
+void add_scaled(Errors& into, const Errors& a, double scale);
+void add_scaled(OrderParams& into, const OrderParams& a, double scale);
+// r with NaN values and a not-valid verdict carrying r.message.
+FiniteDimResult failed(FiniteDimResult r);
+
 // Test hook (docs/finite_dim.md §21.4): the largest difference between the order parameters of the
 // matrix path (integrals over the spectrum of S on span(A)) without corrections and those of the
 // saddle-point map (resolvent moments) at the D -> infinity root of p (low-rank tasks).

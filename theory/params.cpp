@@ -126,7 +126,7 @@ double Params::structural_rank() const {
 
 void Params::validate_for_saddle_point() const {
   validate();
-  if (lambda == 0 && tau <= 1)
+  if (on_ridgeless_branch())
     throw InvalidParams("lambda",
                         "lambda = 0 needs tau > 1 (got tau = " + fmt(tau) +
                             "): the ridgeless saddle point has no unique solution below the "

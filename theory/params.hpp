@@ -58,10 +58,12 @@ struct Params {
   // [0, 1], with a task_spectrum, or != 1 at rho = 1; test_levels without a task_spectrum, of a
   // different length, negative, or with weighted mean not 1 (1e-9); both set.
   void validate() const;
-  // validate() plus what the replica saddle point needs: lambda > 0 or tau > 1
-  // (lambda = 0 with tau <= 1 is the interpolation regime with no unique ridgeless limit of
-  // the saddle point; use the Letey/Lu theory there).
+  // validate() plus what the replica saddle point needs: not on_ridgeless_branch().
   void validate_for_saddle_point() const;
+  // lambda = 0 and tau <= 1: the minimum-norm (ridgeless) interpolation regime, where the replica
+  // saddle point has no unique root (chi ~ 1/lambda) and the D -> infinity theory is Letey/Lu's
+  // (docs/errors_phases.md §11).
+  bool on_ridgeless_branch() const { return lambda == 0 && tau <= 1; }
 
   // Names usable with get/set (sweeps, phase grids): alpha alpha_test tau gamma kappa rho
   // sigma sigma_test lambda test_overlap. Setting gamma sets tau = gamma * kappa; setting kappa

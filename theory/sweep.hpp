@@ -29,11 +29,12 @@ std::vector<Solution> sweep(const Params& base, const std::string& name,
                             const numerics::Progress& progress = {});
 
 // One point of finite_dim_sweep: the finite-D prediction (docs/finite_dim.md §21), or no result
-// where the finite-D theory does not cover the point (solve_finite_dim refuses it: the ridgeless
-// branch lambda = 0, tau <= 1, also when the sizes of D bring tau to 1), with the refusal.
+// where the finite-D theory does not cover the point (solve_finite_dim refuses it: the
+// minimum-norm branch's interpolation peak, lambda = 0 with tau = 1 at the sizes of D), with the
+// refusal.
 struct FiniteDimPoint {
   std::optional<FiniteDimResult> result;
-  std::string not_covered;  // "lambda: ..." when result is empty
+  std::string not_covered;  // "tau: ..." when result is empty
 };
 
 // solve_finite_dim at every value of `name` (the finite-D columns of `icl sweep --finite-dim`):

@@ -164,7 +164,7 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
   // root for the finite-D laws, so a few steps suffice).
   // Residuals relative to the start's scale (qhat ~ tau/kappa can be large), as in docs/model.md
   // §4.3.
-  const Eigen::VectorXd scale = x.cwiseAbs().cwiseMax(1.0);
+  const Eigen::VectorXd scale = x.cwiseAbs().cwiseMax(1e-300);
   auto residual = [&](const Eigen::VectorXd& v, Eigen::VectorXd& F) {
     if (!sys.residual(v, F)) return false;
     F = F.cwiseQuotient(scale);
@@ -181,7 +181,7 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
     Eigen::MatrixXd J(x.size(), x.size());
     bool ok = true;
     for (int i = 0; i < x.size() && ok; ++i) {
-      const double step = 1e-7 * std::max(1.0, std::abs(x[i]));
+      const double step = 1e-7 * std::abs(scale[i]);
       Eigen::VectorXd xp = x, xm = x, Fp, Fm;
       xp[i] += step;
       xm[i] -= step;

@@ -60,9 +60,11 @@ class SolveFiniteDimTest(unittest.TestCase):
         with self.assertRaises(icl.InvalidParams) as c:
             icl.solve_finite_dim(self.p, 1)
         self.assertEqual(c.exception.field, "dim")
-        with self.assertRaises(ValueError) as c:  # the ridgeless branch is not covered
-            icl.solve_finite_dim(icl.Params(tau=0.6), 40)
-        self.assertEqual(c.exception.field, "lambda")
+        with self.assertRaises(ValueError) as c:  # the interpolation peak: N = D^2 at D = 2
+            icl.solve_finite_dim(icl.Params(tau=1.01), 2)
+        self.assertEqual(c.exception.field, "tau")
+        # the ridgeless branch below it has a prediction (docs/finite_dim.md §21.10)
+        self.assertTrue(icl.solve_finite_dim(icl.Params(tau=0.6), 40).converged)
 
     def test_a_failed_prediction_has_nan_values(self):
         # sigma = 1e5: the perturbed maps leave the saddle point's domain (the same point as the
@@ -89,8 +91,10 @@ class SweepFiniteDimTest(unittest.TestCase):
             self.assertEqual(with_fd["fd_valid"][i], 1.0 if fd.valid else 0.0)
 
     def test_not_covered_points_are_nan_and_switches_need_finite_dim(self):
-        r = icl.sweep(icl.Params(), "tau", [0.5, 0.8], method="letey", finite_dim=20)
-        self.assertTrue(all(math.isnan(v) for v in r["fd_idg"]))
+        # tau = 0.999 is the interpolation peak at D = 20 (N = 400 = D^2); 0.6 is covered
+        r = icl.sweep(icl.Params(), "tau", [0.6, 0.999], method="letey", finite_dim=20)
+        self.assertFalse(math.isnan(r["fd_idg"][0]))
+        self.assertTrue(math.isnan(r["fd_idg"][1]))
         self.assertTrue(r["converged"].all())
         with self.assertRaises(icl.InvalidParams) as c:
             icl.sweep(icl.Params(), "alpha", [1.0], sphere_queries=True)

@@ -60,8 +60,8 @@ ROWS = [
      "assignment"),
     ("solve --finite-dim 40 --assignment magic",
      lambda: icl.solve_finite_dim(P(), 40, assignment="magic"), "assignment"),
-    ("solve --method letey --tau 0.6 --finite-dim 40",
-     lambda: icl.solve_finite_dim(P(tau=0.6), 40), "lambda"),
+    ("solve --method letey --tau 1.01 --finite-dim 2",  # the interpolation peak: N = D^2
+     lambda: icl.solve_finite_dim(P(tau=1.01), 2), "tau"),
     # The simulator (SimOptions::validate).
     ("simulate --dim 30 --seeds 2 --lambda 0 --tau 0.5",
      lambda: icl.simulate(P(tau=0.5), dim=30, seeds=2), "lambda"),

@@ -323,7 +323,8 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
     try {
       fd = theory::solve_finite_dim(gp.params, finite_dim_options(sim_options(o, k, th, ridgeless)));
     } catch (const InvalidParams& e) {
-      // The point is outside the finite-D theory (the ridgeless tau < 1 branch): no rows.
+      // The point is outside the finite-D theory (the interpolation peak, tau = 1 at the sizes
+      // of D with lambda = 0): no rows.
       FiniteDimReport none;
       none.message = "no finite-D prediction at " + at + ": " + e.what();
       return none;

@@ -213,7 +213,7 @@ theory::FiniteDimOptions finite_dim_options(const SimOptions& so) {
   return fo;
 }
 
-bool ridgeless_point(const theory::Params& p) { return p.lambda == 0 && p.tau < 1; }
+bool ridgeless_point(const theory::Params& p) { return p.on_ridgeless_branch() && p.tau < 1; }
 
 TheoryRef theory_ref(const theory::Solution& s) { return TheoryRef{s.z, s.e, s.nu}; }
 

@@ -59,7 +59,7 @@ struct SweepResult {
   std::vector<SweepPoint> points;  // the shard's points, in grid order
   std::size_t failed_points = 0;              // theory not converged
   std::size_t finite_dim_failed = 0;          // finite-D prediction not converged
-  std::size_t finite_dim_not_covered = 0;     // outside the finite-D theory (ridgeless branch)
+  std::size_t finite_dim_not_covered = 0;     // outside the finite-D theory (interpolation peak)
   std::size_t simulation_failed = 0;          // a seed's training did not converge
   // Converged when nothing failed; otherwise NotConverged with a message naming the first
   // failure (simulations first, then the theory, then the finite-D predictions).
