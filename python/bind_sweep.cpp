@@ -213,8 +213,10 @@ void bind_grids(py::module_& m) {
         add_gradient_arrays(out, sols, {n});
         if (fd_options) {  // the columns of `icl sweep --finite-dim` (theory::finite_dim_row)
           numerics::Table t;
-          t.columns = theory::finite_dim_columns();
-          for (const auto& f : fd) t.rows.push_back(theory::finite_dim_row(f.result ? &*f.result : nullptr));
+          const bool shift = base.has_test_shift();
+          t.columns = theory::finite_dim_columns(shift);
+          for (const auto& f : fd)
+            t.rows.push_back(theory::finite_dim_row(f.result ? &*f.result : nullptr, shift));
           for (const auto& [name, column] : table_to_arrays(t)) out[name] = column;
         }
         py::array_t<int> reg(n);

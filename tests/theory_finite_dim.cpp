@@ -1,5 +1,6 @@
 // The finite-D theory (docs/finite_dim.md §21): its pieces checked in isolation, each against an
 // independent route (a closed form, a Monte Carlo of the random matrix it is about).
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -258,4 +259,46 @@ TEST_CASE("finite_dim_task_spectrum_sources_match_wishart_monte_carlo") {
     CHECK(std::abs(meas_s - pred_s[i]) <= 4 * se_s + 0.02);
     CHECK(std::abs(meas_n - pred_n[i]) <= 4 * se_n + 0.02);
   }
+}
+
+TEST_CASE("finite_dim_test_shift_is_the_idg_odg_combination_where_exact") {
+  // docs/finite_dim.md §21.11: a test covariance a Sigma + b I (a + b = 1) has the error a IDG +
+  // b ODG at every D; the D -> infinity theory obeys the same identity (an independent check of
+  // the weights), and the finite-D shift is that combination of the finite-D IDG and ODG.
+  Params p{.alpha = 2, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3};
+  p.test_overlap = 0.3;
+  FiniteDimOptions o;
+  o.dim = 40;
+  const FiniteDimResult r = solve_finite_dim(p, o);
+  REQUIRE(r.converged());
+  REQUIRE(r.test_shift.has_value());
+  const auto w = shift_as_idg_odg(r.sized);
+  REQUIRE(w.has_value());
+  const double b = (1 - 0.3) / (1 - r.sized.rho);
+  CHECK(w->second == doctest::Approx(b).epsilon(1e-14));
+  CHECK(w->first + w->second == doctest::Approx(1).epsilon(1e-14));
+  CHECK(r.limit.test_shift->error ==
+        doctest::Approx(w->first * r.limit.error.idg + w->second * r.limit.error.odg).epsilon(1e-10));
+  CHECK(r.test_shift->error == w->first * r.error.idg + w->second * r.error.odg);
+  CHECK(r.test_shift->error != r.limit.test_shift->error);
+  // A general spectrum: two levels are always affine; three levels with test levels that are
+  // not an affine function of the training ones have no finite-D shift (listed as omitted).
+  Params g{.alpha = 2, .tau = 2.25, .kappa = 0.8, .sigma = 0.3, .lambda = 0.1};
+  g.task_spectrum = low_rank_plus_complement_spectrum(0.4, 0.2);
+  g.test_levels = {0.5, 4.0 / 3.0};
+  const FiniteDimResult two = solve_finite_dim(g, o);
+  REQUIRE(two.converged());
+  CHECK(std::isfinite(two.test_shift->error));
+  CHECK(two.limit.test_shift->error ==
+        doctest::Approx(shift_as_idg_odg(two.sized)->first * two.limit.error.idg +
+                        shift_as_idg_odg(two.sized)->second * two.limit.error.odg)
+            .epsilon(1e-8));
+  g.task_spectrum = {{0.5, 0.5}, {1.0, 0.25}, {2.0, 0.25}};  // mean 0.25 + 0.25 + 0.5 = 1
+  g.test_levels = {1.2, 0.9, 0.7};  // mean 0.6 + 0.225 + 0.175 = 1; affine would need 1.033
+  REQUIRE_FALSE(shift_as_idg_odg(g).has_value());
+  const FiniteDimResult three = solve_finite_dim(g, o);
+  REQUIRE(three.converged());
+  CHECK(std::isnan(three.test_shift->error));
+  CHECK(std::find(three.omitted.begin(), three.omitted.end(), "test_shift_levels") !=
+        three.omitted.end());
 }

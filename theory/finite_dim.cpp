@@ -562,9 +562,11 @@ FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options)
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options) {
   options.validate();
   p.validate();
-  if (at_dimension(p, options.dim).on_ridgeless_branch())
-    return detail::solve_finite_dim_ridgeless(p, options);
-  return detail::solve_finite_dim_saddle(p, options);
+  FiniteDimResult r = at_dimension(p, options.dim).on_ridgeless_branch()
+                          ? detail::solve_finite_dim_ridgeless(p, options)
+                          : detail::solve_finite_dim_saddle(p, options);
+  detail::add_test_shift(r);
+  return r;
 }
 
 namespace detail {

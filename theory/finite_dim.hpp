@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "numerics/status.hpp"
@@ -82,6 +83,11 @@ struct FiniteDimResult {
   // Finite-D effects not derived (docs/finite_dim.md §21.6), by name: listed, never estimated.
   std::vector<std::string> omitted;
   FiniteDimValidity validity;  // computed when converged (else not valid, with the reason)
+  // Present when the point has a shifted test protocol (Params::has_test_shift): its error at D,
+  // a IDG + b ODG when the test covariance is a Sigma + b I (§21.11), else NaN with
+  // "test_shift_levels" in `omitted`; overlap and levels as in limit.test_shift; the
+  // decomposition is NaN (not derived at finite D).
+  std::optional<TestShift> test_shift;
   bool converged() const { return status == numerics::Status::Converged; }
   // A converged prediction inside the expansion's range.
   bool valid() const { return converged() && validity.valid; }
@@ -99,6 +105,12 @@ std::optional<FiniteDimOptions> finite_dim_request(std::optional<int> dim,
                                                    const FiniteDSwitches& switches,
                                                    bool used_elsewhere = false,
                                                    const std::string& elsewhere = "");
+
+// (a, b) with test covariance = a Sigma + b I (a + b = 1) on every level of p's population
+// spectrum (docs/finite_dim.md §21.11): always for the low-rank overlap family, for test_levels
+// when they are affine in the training levels (e.g. two levels); nullopt otherwise or without a
+// shifted protocol.
+std::optional<std::pair<double, double>> shift_as_idg_odg(const Params& p);
 
 // The parameters at dimension D: each ratio replaced by its rounded integer size over D, with the
 // simulator's rounding (docs/simulation.md §13.1). A task_spectrum is kept as it is.
@@ -124,6 +136,8 @@ void add_scaled(Errors& into, const Errors& a, double scale);
 void add_scaled(OrderParams& into, const OrderParams& a, double scale);
 // r with NaN values and a not-valid verdict carrying r.message.
 FiniteDimResult failed(FiniteDimResult r);
+// r.test_shift from r's IDG and ODG when the point has a shifted protocol (§21.11).
+void add_test_shift(FiniteDimResult& r);
 
 // Test hook (docs/finite_dim.md §21.4): the largest difference between the order parameters of the
 // matrix path (integrals over the spectrum of S on span(A)) without corrections and those of the

@@ -328,7 +328,7 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
   const bool ok = r.converged();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto val = [&](double v) { return ok ? v : nan; };
-  return {{"dim", r.options.dim},
+  nlohmann::ordered_json j = {{"dim", r.options.dim},
           {"status", numerics::to_string(r.status)},
           {"message", r.message},
           {"residual_norm", r.residual_norm},
@@ -348,6 +348,11 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
             {"remainder", error_json(r.validity.remainder)},
             {"max_relative_correction", kMaxRelativeCorrection}}},
           {"finite_d_switches", to_json(r.options.switches)}};
+  // The shifted protocol at D (docs/finite_dim.md §21.11), when the point has one.
+  if (r.test_shift)
+    j["test_shift"] = {{"error", val(r.test_shift->error)},
+                       {"limit", val(r.limit.test_shift->error)}};
+  return j;
 }
 
 std::string to_text(const FiniteDimResult& r) {
@@ -373,6 +378,7 @@ std::string to_text(const FiniteDimResult& r) {
   line("TM", r.error.tm, r.limit.error.tm);
   line("IDG", r.error.idg, r.limit.error.idg);
   line("ODG", r.error.odg, r.limit.error.odg);
+  if (r.test_shift) line("shift", r.test_shift->error, r.limit.test_shift->error);
   os << "correction per source             TM         IDG         ODG\n";
   for (const auto& s : r.sources) {
     std::snprintf(buf, sizeof buf, "  %-24s %+10.6f %+10.6f %+10.6f\n", s.name.c_str(),
@@ -397,14 +403,19 @@ std::string to_text(const FiniteDimResult& r) {
   return os.str();
 }
 
-std::vector<std::string> finite_dim_columns() {
+std::vector<std::string> finite_dim_columns(bool test_shift) {
+  if (test_shift) return {"fd_tm", "fd_idg", "fd_odg", "fd_shift", "fd_valid"};
   return {"fd_tm", "fd_idg", "fd_odg", "fd_valid"};
 }
 
-std::vector<double> finite_dim_row(const FiniteDimResult* r) {
+std::vector<double> finite_dim_row(const FiniteDimResult* r, bool test_shift) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  if (r == nullptr || !r->converged()) return {nan, nan, nan, nan};
-  return {r->error.tm, r->error.idg, r->error.odg, r->valid() ? 1.0 : 0.0};
+  std::vector<double> row = {nan, nan, nan};
+  if (r != nullptr && r->converged()) row = {r->error.tm, r->error.idg, r->error.odg};
+  if (test_shift)
+    row.push_back(r != nullptr && r->converged() && r->test_shift ? r->test_shift->error : nan);
+  row.push_back(r == nullptr || !r->converged() ? nan : r->valid() ? 1.0 : 0.0);
+  return row;
 }
 
 nlohmann::ordered_json to_json(const OptimizeResult& r) {

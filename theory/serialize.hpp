@@ -84,11 +84,12 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r);
 // correction per error, one line per source (its three corrections), the omitted effects.
 // Without converged(): the status and message only.
 std::string to_text(const FiniteDimResult& r);
-// The sweep columns fd_tm, fd_idg, fd_odg: the finite-D errors, and fd_valid (1 inside the
-// expansion's range, 0 outside, docs/finite_dim.md §21.9); nan for a failed point and for a
-// point the finite-D theory does not cover (r == nullptr).
-std::vector<std::string> finite_dim_columns();
-std::vector<double> finite_dim_row(const FiniteDimResult* r);
+// The sweep columns fd_tm, fd_idg, fd_odg: the finite-D errors, with test_shift fd_shift (the
+// shifted protocol's, docs/finite_dim.md §21.11), and fd_valid (1 inside the expansion's range,
+// 0 outside, §21.9); nan for a failed point and for a point the finite-D theory does not cover
+// (r == nullptr).
+std::vector<std::string> finite_dim_columns(bool test_shift = false);
+std::vector<double> finite_dim_row(const FiniteDimResult* r, bool test_shift = false);
 
 // Optimal hyperparameters (docs/errors_phases.md §18), the `icl optimize --json` layout:
 // {"objective", "over", "argmin", "minimum", "slope", "converged", "status", "message", "evaluations",

@@ -260,6 +260,7 @@ theory::Solution as_solution(const theory::FiniteDimResult& fd) {
   theory::Solution predicted = fd.limit;
   predicted.error = fd.error;
   predicted.order = fd.order;
+  predicted.test_shift = fd.test_shift;  // docs/finite_dim.md §21.11
   return predicted;
 }
 
@@ -335,7 +336,10 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
       rep.message = "the finite-D prediction at " + at + " did not converge: " + fd.message;
     }
     const theory::Solution predicted = as_solution(fd);
-    for (const auto& q : compared_quantities()) {
+    std::vector<Quantity> shown = compared_quantities();
+    if (sims[k].of(shift_quantity()) && fd.test_shift)
+      shown.insert(shown.begin() + 3, shift_quantity());
+    for (const auto& q : shown) {
       const numerics::Estimate& st = *sims[k].of(q);
       FiniteDimRow row;
       row.dim = o.dims[k];
@@ -371,7 +375,7 @@ std::vector<SimulationComparison> comparison(const SimulationResult& r) {
     c.sem = st->sem;
     c.theory = q.theory(*r.theory);
     c.z = z_score(*st, c.theory);
-    if (predicted && q.name != std::string("error.shift")) {
+    if (predicted && (q.name != std::string("error.shift") || predicted->test_shift)) {
       c.finite_dim = q.theory(*predicted);
       c.z_finite_dim = z_score(*st, c.finite_dim);
     }

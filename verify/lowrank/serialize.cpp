@@ -462,7 +462,7 @@ numerics::Table to_table(const SweepResult& r) {
     gradient = theory::gradient_columns(r.points.front().solution.params, o.theory.solve.method);
   t.columns.insert(t.columns.end(), gradient.begin(), gradient.end());
   if (o.finite_dim)
-    for (const auto& c : theory::finite_dim_columns()) t.columns.push_back(c);
+    for (const auto& c : theory::finite_dim_columns(shift)) t.columns.push_back(c);
   if (o.simulation)
     for (const auto& c : simulation_columns()) t.columns.push_back(c);
   for (const SweepPoint& pt : r.points) {
@@ -475,7 +475,7 @@ numerics::Table to_table(const SweepResult& r) {
     }
     if (o.finite_dim) {
       const auto& fd = pt.finite_dim->result;
-      const auto fd_cells = theory::finite_dim_row(fd ? &*fd : nullptr);
+      const auto fd_cells = theory::finite_dim_row(fd ? &*fd : nullptr, shift);
       row.insert(row.end(), fd_cells.begin(), fd_cells.end());
     }
     if (o.simulation) row.insert(row.end(), pt.simulation.begin(), pt.simulation.end());
