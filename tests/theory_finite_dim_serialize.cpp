@@ -42,7 +42,11 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
   for (const auto& [k, v] : ordered.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"dim", "status", "message", "residual_norm", "sized",
                                          "error", "limit", "slope", "order", "sources",
-                                         "omitted", "validity", "finite_d_switches"});
+                                         "omitted", "uncertainty", "validity",
+                                         "finite_d_switches"});
+  // The error bar (docs/finite_dim.md §21.12) is the estimated O(1/D^2) rest.
+  CHECK(j.at("uncertainty").at("idg").get<double>() == r.validity.remainder.idg);
+  CHECK(r.validity.remainder.idg > 0);
   CHECK(j.at("validity").at("valid") == r.valid());
   CHECK(j.at("validity").at("relative_correction").at("idg") == r.validity.relative_correction.idg);
   CHECK(j.at("validity").at("remainder").at("odg") == r.validity.remainder.odg);

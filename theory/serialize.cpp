@@ -341,6 +341,8 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
             {"m0", val(o.m0)}, {"q0", val(o.q0)}}},
           {"sources", sources},
           {"omitted", r.omitted},
+          // The error bar on `error` (docs/finite_dim.md §21.12): the estimated O(1/D^2) rest.
+          {"uncertainty", error_json(shown(r, r.validity.remainder))},
           {"validity",
            {{"valid", r.valid()},
             {"reason", r.validity.reason},
@@ -370,14 +372,19 @@ std::string to_text(const FiniteDimResult& r) {
     os << buf << r.message << '\n';
     return os.str();
   }
-  os << "          error      limit correction\n";
-  auto line = [&](const char* name, double e, double l) {
-    std::snprintf(buf, sizeof buf, "%-5s %10.6f %10.6f %+10.6f\n", name, e, l, e - l);
+  os << "          error      limit correction  uncertainty (O(1/D^2), §21.12)\n";
+  auto line = [&](const char* name, double e, double l, double u = std::nan("")) {
+    std::snprintf(buf, sizeof buf, "%-5s %10.6f %10.6f %+10.6f", name, e, l, e - l);
     os << buf;
+    if (!std::isnan(u)) {
+      std::snprintf(buf, sizeof buf, "  +-%.2g", u);
+      os << buf;
+    }
+    os << '\n';
   };
-  line("TM", r.error.tm, r.limit.error.tm);
-  line("IDG", r.error.idg, r.limit.error.idg);
-  line("ODG", r.error.odg, r.limit.error.odg);
+  line("TM", r.error.tm, r.limit.error.tm, r.validity.remainder.tm);
+  line("IDG", r.error.idg, r.limit.error.idg, r.validity.remainder.idg);
+  line("ODG", r.error.odg, r.limit.error.odg, r.validity.remainder.odg);
   if (r.test_shift) line("shift", r.test_shift->error, r.limit.test_shift->error);
   os << "correction per source             TM         IDG         ODG\n";
   for (const auto& s : r.sources) {

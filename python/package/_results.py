@@ -282,6 +282,8 @@ class FiniteDimResult:
     sources      {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}}, in order
     omitted      names of the finite-D effects not derived (listed, never estimated)
     switches     {"sphere_queries", "fixed_norm_tasks", "assignment", "gaussian_context"}
+    uncertainty  {"tm", "idg", "odg"}: the error bar on `error`, the estimated O(1/D^2) rest
+                 (docs/finite_dim.md §21.12; the same numbers as validity["remainder"])
     test_shift   {"error", "limit"}: the shifted protocol's error at D and its limit (docs/finite_dim.md
                  §21.11), None without a shifted protocol; error NaN where not derived
     valid        True inside the O(1/D) expansion's range (docs/finite_dim.md §21.9)
@@ -312,6 +314,7 @@ class FiniteDimResult:
     switches = property(lambda self: self._json["finite_d_switches"])
     validity = property(lambda self: self._json["validity"])
     test_shift = property(lambda self: self._json.get("test_shift"))
+    uncertainty = property(lambda self: self._json["uncertainty"])
     valid = property(lambda self: self._json["validity"]["valid"])
 
     @property

@@ -20,12 +20,13 @@ class SolveFiniteDimTest(unittest.TestCase):
         self.assertEqual(fd.status, "converged")
         self.assertEqual(fd.dim, 40)
         for name in ("error", "limit", "slope", "sources", "omitted", "order", "sized",
-                     "message", "residual_norm"):
+                     "message", "residual_norm", "uncertainty"):
             self.assertEqual(getattr(fd, name), d[name])
         self.assertEqual(fd.switches, d["finite_d_switches"])
         self.assertEqual(list(d), ["dim", "status", "message", "residual_norm", "sized", "error",
                                    "limit", "slope", "order", "sources", "omitted",
-                                   "validity", "finite_d_switches"])
+                                   "uncertainty", "validity", "finite_d_switches"])
+        self.assertEqual(fd.uncertainty, d["validity"]["remainder"])  # docs/finite_dim.md §21.12
         self.assertIs(fd.valid, d["validity"]["valid"])
         self.assertTrue(fd.valid)  # D = 40 at the paper's point: corrections about 6% of the limit
         self.assertTrue(fd.omitted)
