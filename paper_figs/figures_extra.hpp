@@ -23,6 +23,7 @@ FigureStep fig_transition_alpha;                                                
 FigureStep fig_bayes_gap, fig_optimal_ridge, fig_test_overlap, fig_finite_dim;      // 14-16, 18
 FigureStep fig_sensitivity;                                                         // 19
 FigureStep fig_cot, fig_depth;                                                      // 20, 21
+FigureStep fig_finite_dim_grid;                                                     // 22
 
 // Shared by the data steps of figures 1-6 (figures.cpp).
 theory::Params decomposition_params();  // the paper's decomposition-figure point

@@ -63,7 +63,7 @@ constexpr Row kRows[] = {
      "RMSNorm; GELU, SwiGLU, GeGLU), float64 and float32"},
     {"finite_dim", kBeyond, fig_finite_dim,
      "the finite-D prediction against simulations at D = 20-60 and the D -> infinity theory, "
-     "paper's point and task-poor tau < 1 point"},
+     "paper's point, task-poor tau < 1 point and ridgeless minimum-norm point"},
     {"sensitivity", kBeyond, fig_sensitivity,
      "which parameter IDG is most sensitive to across the (rho, kappa) plane: the largest "
      "exact elasticity d ln IDG / d ln x"},
@@ -73,6 +73,9 @@ constexpr Row kRows[] = {
     {"depth", kBeyond, fig_depth,
      "depth L against test-time steps: the optimal shared step, the per-layer envelope and the "
      "trained map applied L times (tau = 4, 8, infinity), noiseless and sigma = 0.5"},
+    {"finite_dim_grid", kBeyond, fig_finite_dim_grid,
+     "the finite-D prediction at every point of the verify grid, D = 20-80: the residual of the "
+     "simulations after it against 1/D^2 with its error bar, and after the D -> infinity theory"},
 };
 
 std::vector<Figure> make_registry() {

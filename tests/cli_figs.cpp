@@ -21,7 +21,7 @@ Run run_figs(const std::string& args, const fs::path& dir, const std::string& en
 
 }  // namespace
 
-TEST_CASE("icl figs --list: twenty-one figures, numbered 1-21 in order") {
+TEST_CASE("icl figs --list: twenty-two figures, numbered 1-22 in order") {
   const Scratch d("cli_figs_list");
   const Run r = run_figs("--list", d);
   REQUIRE(r.code == 0);
@@ -29,14 +29,14 @@ TEST_CASE("icl figs --list: twenty-one figures, numbered 1-21 in order") {
                          "phase",         "spectrum",     "softmax",      "patch_loss",
                          "patch_layers",  "patch_steps",  "patch_align",  "thought_patch",
                          "transition_alpha", "bayes_gap", "optimal_ridge", "test_overlap",
-                         "patch_blocks", "finite_dim", "sensitivity", "cot", "depth"};
+                         "patch_blocks", "finite_dim", "sensitivity", "cot", "depth", "finite_dim_grid"};
   std::istringstream in(r.out);
   std::string line;
   REQUIRE(std::getline(in, line));  // the header
   CHECK(line.rfind("#", 0) == 0);
   int n = 0;
   for (; std::getline(in, line); ++n) {
-    REQUIRE(n < 21);
+    REQUIRE(n < 22);
     std::istringstream fields(line);
     int number = 0;
     std::string name, paper, description;
@@ -48,7 +48,7 @@ TEST_CASE("icl figs --list: twenty-one figures, numbered 1-21 in order") {
     CHECK(description.find_first_not_of(' ') != std::string::npos);
     CHECK(!contains(line, "not yet available"));
   }
-  CHECK(n == 21);
+  CHECK(n == 22);
 }
 
 TEST_CASE("icl figs: bad names are exit 2 with a message") {

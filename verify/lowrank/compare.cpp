@@ -350,6 +350,10 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
       row.z = z_score(st, row.prediction);
       row.limit = q.theory(th);
       row.z_limit = z_score(st, row.limit);
+      const theory::Errors& u = fd.validity.remainder;
+      if (row.quantity == "error.tm") row.uncertainty = u.tm;
+      if (row.quantity == "error.idg") row.uncertainty = u.idg;
+      if (row.quantity == "error.odg") row.uncertainty = u.odg;
       rep.rows.push_back(std::move(row));
     }
   }

@@ -122,10 +122,13 @@ struct FiniteDimRow {
   double mean = 0, sem = 0;  // the simulation at this D (as in the comparison rows)
   double z = 0;        // (mean - prediction) / sem (0 when sem = 0; NaN with the prediction)
   double z_limit = 0;  // (mean - limit) / sem (PerDim::z)
+  // The prediction's error bar for TM, IDG and ODG (FiniteDimResult::validity.remainder,
+  // docs/finite_dim.md §21.12); NaN for the other quantities.
+  double uncertainty = std::numeric_limits<double>::quiet_NaN();
 };
 struct FiniteDimReport {
   // false: no prediction at this point, `message` says why: solve_finite_dim refuses it (the
-  // ridgeless tau < 1 branch), or the point has no comparison (theory or simulation did not
+  // interpolation peak), or the point has no comparison (theory or simulation did not
   // converge). Then there are no rows.
   bool available = false;
   // When available: Converged when every D's prediction converged, otherwise the first failing

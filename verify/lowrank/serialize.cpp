@@ -279,7 +279,7 @@ ordered_json to_json(const ComparisonRow& row) {
 
 // The finite-D report (docs/simulation.md §14.5): {available, [status], [message], [omitted],
 // [rows]}; status, omitted and rows only when a prediction exists. Rows: dim, quantity,
-// prediction, limit, mean, sem, z, z_limit.
+// prediction, limit, mean, sem, z, z_limit, uncertainty (null but for TM, IDG, ODG).
 ordered_json to_json(const FiniteDimReport& f) {
   ordered_json fj;
   fj["available"] = f.available;
@@ -291,7 +291,7 @@ ordered_json to_json(const FiniteDimReport& f) {
   for (const auto& row : f.rows)
     fj["rows"].push_back({{"dim", row.dim}, {"quantity", row.quantity},
                           {"prediction", row.prediction}, {"limit", row.limit}, {"mean", row.mean}, {"sem", row.sem},
-                          {"z", row.z}, {"z_limit", row.z_limit}});
+                          {"z", row.z}, {"z_limit", row.z_limit}, {"uncertainty", row.uncertainty}});
   return fj;
 }
 
