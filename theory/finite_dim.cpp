@@ -305,19 +305,19 @@ class SourceTerms {
     if (!sw.gaussian_context) context_terms();
     if (!sw.sphere_queries) source("query_norms").law.cov(A_NORM, A_NORM) = 2.0;  // Var |x|^2
     quadratic_forms();
-    if (q_.task_spectrum.empty()) {
-      source("task_sampling").bias = low_rank_task_sampling_bias(q_, model_, z0_);
-      // The norms and the counts through the task-resolved theory (spectrum and channel,
-      // §21.6): Var |w|^2/D = 2/r; Var of the relative count = M0/N (uniform, with
-      // replacement).
-      if (!sw.fixed_norm_tasks) source("task_norms").norm_variance = 2 / q_.rho;
-      if (sw.assignment == Assignment::Random)
-        source("task_counts").count_variance = q_.kappa / q_.tau;
-    } else {
-      // A general task spectrum (§21.10): the finite-M0 bias of the spectrum of S for tasks of
-      // fixed norm.
-      source("task_sampling").bias = task_spectrum_bias(q_, model_, z0_, TaskLaw::FixedNorm);
-    }
+    // The finite-M0 bias of the spectrum of S for tasks of fixed norm (§21.5; a general task
+    // spectrum: §21.10).
+    source("task_sampling").bias =
+        q_.task_spectrum.empty() ? low_rank_task_sampling_bias(q_, model_, z0_)
+                                 : task_spectrum_bias(q_, model_, z0_, TaskLaw::FixedNorm);
+    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6):
+    // Var |w|^2/D = 2/r; Var of the relative count = M0/N (uniform, with replacement). For a
+    // general task spectrum the counts only (§21.12: a task's norm is not independent of its
+    // direction there).
+    if (!sw.fixed_norm_tasks && q_.task_spectrum.empty())
+      source("task_norms").norm_variance = 2 / q_.rho;
+    if (sw.assignment == Assignment::Random)
+      source("task_counts").count_variance = q_.kappa / q_.tau;
     return sources_;
   }
 
@@ -552,8 +552,7 @@ FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options)
   r.residual_norm = r.limit.residual_norm;
   for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
   r.omitted = {"task_directions_channel", "higher_order"};
-  if (!p.task_spectrum.empty())
-    r.omitted.insert(r.omitted.begin(), {"task_norms", "task_counts"});
+  if (!p.task_spectrum.empty()) r.omitted.insert(r.omitted.begin(), "task_norms");
   return r;
 }
 

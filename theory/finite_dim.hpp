@@ -27,8 +27,8 @@ namespace icl::theory {
 //                   Wishart 1/M0 bias, §21.5; a general task spectrum: §21.10)
 //   task_norms      the spectrum bias from the norms |w|^2/D of Gaussian tasks (§21.5); 0 with
 //                   fixed_norm_tasks
-//   task_counts     the spectrum bias from the random number of sequences per task (§21.5);
-//                   0 with assignment balanced
+//   task_counts     the random number of sequences per task, through the task-resolved theory
+//                   (§21.6, a general task spectrum §21.12); 0 with assignment balanced
 const std::vector<std::string>& finite_dim_source_names();
 
 struct FiniteDimOptions {
@@ -106,8 +106,8 @@ Params at_dimension(const Params& p, int dim);
 
 // Validates p and options (InvalidParams naming the field). The linearization needs the saddle
 // point: lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is refused, InvalidParams "lambda"),
-// and the task-resolved sources (task_norms, task_counts) need the paper's low-rank tasks (with a
-// task_spectrum they are listed in `omitted`; docs/finite_dim.md §21.10-§21.11 for the rest). A limit solve that does not converge gives that status and NaN values.
+// and task_norms needs the paper's low-rank tasks (with a task_spectrum it is listed in
+// `omitted`; docs/finite_dim.md §21.10-§21.12 for the other sources there). A limit solve that does not converge gives that status and NaN values.
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
 
 namespace detail {

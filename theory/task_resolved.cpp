@@ -1,20 +1,24 @@
-// The task-resolved deterministic equivalent (docs/finite_dim.md §21.6).
+// The task-resolved deterministic equivalent (docs/finite_dim.md §21.6; a general task spectrum
+// §21.12).
 //
 // Unknowns: c = qbarhat + lambda (the isotropic part of the Hessian H), d = chibarhat (of the
-// noise covariance M), chibar, qbar, G = the deterministic equivalent of H^{-1} on span(A), and
-// per task class j the channel weights h_j (qhat_mu) and k_j (chihat_mu). Per task
-// (w = sqrt(t) w~, omega its relative number of sequences; y = t G / kappa, a = 1 + omega h y):
+// noise covariance M), chibar, qbar, Phi (the deterministic equivalent H^{-1} ~ (c + Phi Sigma)^{-1},
+// level by level g_l = 1/(c + Phi t_l) on the population levels of Sigma), and per task class j
+// the channel weights h_j (qhat_mu) and k_j (chihat_mu). Per task (w = sqrt(t) w~, omega its
+// relative number of sequences; y = t (1/M0) tr Sigma H^{-1}, a = 1 + omega h y):
 //   chi_mu = y / a,  Delta = 1 + chi_mu + nu_t chibar,  nu_t = (t + sigma^2)/alpha,
 //   m_mu = t - c kappa y / a,
 //   q_mu = t - 2 c kappa y / a + c^2 kappa t y2 / a^2 + (t yM + omega k y^2) / a^2,
 //   E = sigma^2 + t - 2 m_mu + q_mu + nu_t qbar,  h = K / Delta,  k = K E / Delta^2,
 // and globally (E over the task law; the samples weight tasks by omega):
-//   G = 1/(c + Phi/rho),  Phi = E[omega h t / (1 + omega h t G/kappa)],
+//   Phi = E[omega h t / (1 + omega h y)],
 //   c = lambda + K E[omega nu_t / Delta],  d = K E[omega nu_t E / Delta^2],
-//   chibar = (rho G + (1 - rho)/c) / kappa,
+//   chibar = tr H^{-1} / (kappa D),
 //   qbar = 1 - 2 c tr H^{-1}/D + c^2 tr H^{-2}/D + (d/kappa) tr H^{-2}/D + E[omega k t y2 / a^2],
 // with y2 = (1/M0) tr Sigma H^{-2}, yS = (1/M0) tr Sigma H^{-1} Sigma H^{-1},
-// yM = d y2 + E[omega k t / a^2] yS from derivatives of the deterministic equivalent.
+// yM = d y2 + E[omega k t / a^2] yS from derivatives of the deterministic equivalent in c and
+// along Sigma (Phi moving through y, the tasks' weights held). For Sigma = P_A/rho this is the
+// scalar G = 1/(c + Phi/rho) on span(A) of the low-rank theory.
 #include "theory/task_resolved.hpp"
 
 #include <cmath>
@@ -38,31 +42,42 @@ struct System {
   std::vector<TaskClass> classes;
   int n() const { return static_cast<int>(classes.size()); }
 
-  // The deterministic-equivalent quantities at (c, d, G, h, k).
+  // The population levels of Sigma (t_l on a fraction w_l; the paper's tasks are
+  // {(1/rho, rho), (0, 1 - rho)}) and the deterministic-equivalent quantities at (c, d, Phi, h, k):
+  // H^{-1} ~ (c + Phi Sigma)^{-1}, level by level g_l = 1/(c + Phi t_l).
+  std::vector<numerics::Atom> levels;
   struct Globals {
-    double y, y2, yS, yM, trH1, trH2, dGdc;
+    double y, y2, yS, yM, trH1, trH2;
   };
-  Globals globals(double c, double d, double G, const Eigen::VectorXd& h,
+  Globals globals(double c, double d, double Phi, const Eigen::VectorXd& h,
                   const Eigen::VectorXd& k) const {
-    const double ka = p.kappa, rho = p.rho;
-    Globals g;
-    g.y = G / ka;
+    const double ka = p.kappa;
+    double S0 = 0, S1 = 0, S2 = 0, trH1 = 0, y = 0;
+    for (const auto& l : levels) {
+      const double g = 1 / (c + Phi * l.position), t = l.position;
+      trH1 += l.mass * g;
+      y += l.mass * t * g / ka;  // (1/M0) tr Sigma H^{-1}
+      S0 += l.mass * g * g;
+      S1 += l.mass * t * g * g;
+      S2 += l.mass * t * t * g * g;
+    }
     double a2 = 0, kw = 0;
     for (int j = 0; j < n(); ++j) {
       const auto& tc = classes[j];
-      const double hw = tc.omega * h[j] * tc.t, den = 1 + hw * g.y;
+      const double hw = tc.omega * h[j] * tc.t, den = 1 + hw * y;
       a2 += tc.p * (hw / den) * (hw / den);
       kw += tc.p * tc.omega * k[j] * tc.t / (den * den);
     }
-    // d/dc and d/d(eps Sigma) of the deterministic equivalent, with the task weights held.
-    const double den = 1 - a2 * G * G / (ka * rho);
-    g.dGdc = -G * G / den;
-    const double dGde = -(G * G / rho) / den;
-    g.y2 = -g.dGdc / ka;
-    g.yS = -dGde / ka;
+    // d Phi/dc and d Phi/d(eps Sigma) with the task weights held (Phi depends on c through y).
+    const double den = 1 - a2 * S2 / ka;
+    const double dPhi_c = (a2 / ka) * S1 / den, dPhi_e = (a2 / ka) * S2 / den;
+    Globals g;
+    g.y = y;
+    g.y2 = (S1 + dPhi_c * S2) / ka;  // (1/M0) tr Sigma E[H^{-2}]
+    g.yS = (1 + dPhi_e) * S2 / ka;   // (1/M0) tr Sigma H^{-1} Sigma H^{-1}
     g.yM = d * g.y2 + kw * g.yS;
-    g.trH1 = rho * G + (1 - rho) / c;
-    g.trH2 = rho * (-g.dGdc) + (1 - rho) / (c * c);
+    g.trH1 = trH1;
+    g.trH2 = S0 + dPhi_c * S1;
     return g;
   }
 
@@ -86,20 +101,20 @@ struct System {
     return r;
   }
 
-  // x = (c, d, chibar, qbar, G, h_1..h_n, k_1..k_n).
+  // x = (c, d, chibar, qbar, Phi, h_1..h_n, k_1..k_n).
   bool residual(const Eigen::VectorXd& x, Eigen::VectorXd& F) const {
-    const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], G = x[4];
-    if (!(c > 0) || !(G > 0)) return false;
+    const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], Phi = x[4];
+    if (!(c > 0) || !(Phi > 0)) return false;
     const Eigen::VectorXd h = x.segment(5, n()), k = x.segment(5 + n(), n());
-    const Globals g = globals(c, d, G, h, k);
+    const Globals g = globals(c, d, Phi, h, k);
     const double K = p.tau / p.kappa, s2 = p.sigma * p.sigma;
-    double Phi = 0, cbar = 0, dbar = 0, qnoise = 0;
+    double Phi_sum = 0, cbar = 0, dbar = 0, qnoise = 0;
     F.resize(5 + 2 * n());
     for (int j = 0; j < n(); ++j) {
       const auto& tc = classes[j];
       const PerTask r = task(j, c, chibar, qbar, g, h[j], k[j]);
       const double nu_t = (tc.t + s2) / p.alpha;
-      Phi += tc.p * tc.omega * h[j] * tc.t / r.a;
+      Phi_sum += tc.p * tc.omega * h[j] * tc.t / r.a;
       cbar += tc.p * tc.omega * nu_t / r.Delta;
       dbar += tc.p * tc.omega * nu_t * r.E / (r.Delta * r.Delta);
       qnoise += tc.p * tc.omega * k[j] * tc.t * g.y2 / (r.a * r.a);
@@ -110,7 +125,7 @@ struct System {
     F[1] = d - K * dbar;
     F[2] = chibar - g.trH1 / p.kappa;
     F[3] = qbar - (1 - 2 * c * g.trH1 + c * c * g.trH2 + (d / p.kappa) * g.trH2 + qnoise);
-    F[4] = G - 1 / (c + Phi / p.rho);
+    F[4] = Phi - Phi_sum;
     return F.allFinite();
   }
 };
@@ -141,9 +156,7 @@ std::vector<TaskClass> classes_of(const DiscreteLaw& norms, const DiscreteLaw& c
 TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
                                        const DiscreteLaw& norms, const DiscreteLaw& counts) {
   p.validate_for_saddle_point();
-  if (!p.task_spectrum.empty())
-    throw InvalidParams("task_spectrum", "the task-resolved theory is for low-rank tasks");
-  System sys{p, classes_of(norms, counts)};
+  System sys{p, classes_of(norms, counts), p.population_spectrum()};
   const int n = sys.n();
   TaskResolvedResult r;
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -153,12 +166,15 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
     r.message = "no saddle-point solution to start from: " + start.message;
     return r;
   }
-  // Start: every task at the saddle point (G = T01 / qhat, the resolvent of H = qhat (S - z)).
+  // Start: every task at the saddle point, H = qhat (S - z) ~ qhat (beta Sigma - z) (the
+  // deterministic equivalent of docs/general_covariance.md §12.3): Phi = qhat beta.
   const OrderParams& o = start.order;
   const SpectralModel model(p);
-  const double T01 = model.at(start.z, numerics::MomentMethod::Exact).T(0, 1);
+  const double ratio = 1 / p.kappa;
+  const double beta =
+      1 - ratio - ratio * start.z * model.at(start.z, numerics::MomentMethod::Exact).R(0, 1);
   Eigen::VectorXd x(5 + 2 * n);
-  x << p.lambda + o.qbarhat, o.chibarhat, o.chibar, o.qbar, T01 / o.qhat,
+  x << p.lambda + o.qbarhat, o.chibarhat, o.chibar, o.qbar, o.qhat * beta,
       Eigen::VectorXd::Constant(n, o.qhat), Eigen::VectorXd::Constant(n, o.chihat);
   // Newton with a numerical Jacobian and step halving (the start is within O(1/sqrt(D)) of the
   // root for the finite-D laws, so a few steps suffice).
@@ -208,9 +224,9 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
     return r;
   }
   // Observables (docs/errors_phases.md §7) from the root.
-  const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], G = x[4];
+  const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], Phi = x[4];
   const Eigen::VectorXd h = x.segment(5, n), k = x.segment(5 + n, n);
-  const auto g = sys.globals(c, d, G, h, k);
+  const auto g = sys.globals(c, d, Phi, h, k);
   double m = 0, q = 0, qnoise_S = 0;
   for (int j = 0; j < n; ++j) {
     const auto& tc = sys.classes[j];
@@ -224,9 +240,10 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
   out.q = q;
   out.qbar = qbar;
   out.chibar = chibar;
-  out.m0 = 1 - c * G;                            // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
-  out.q0 = 1 - 2 * c * G + c * c * (-g.dGdc) + (d / p.kappa) * (-g.dGdc) + qnoise_S;
-  out.mbar = p.rho * (1 - c * G);                // tr(Gbar)/D (Gbar vanishes off span(A))
+  const double ka = p.kappa;
+  out.m0 = 1 - c * ka * g.y;  // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
+  out.q0 = 1 - 2 * c * ka * g.y + c * c * ka * g.y2 + d * g.y2 + qnoise_S;
+  out.mbar = 1 - c * g.trH1;  // tr(Gbar)/D
   r.error = errors_from(p, out);
   r.order = out;
   r.status = numerics::Status::Converged;
