@@ -81,9 +81,11 @@ struct Source {
   ChannelLaw law;
   bool test_context = false;
   MatrixCorrection matrix;
-  // Task sources (docs/finite_dim.md §21.6): the task-resolved theory with task norms / relative
-  // sequence counts of these variances (per unit 1/D); computed apart from the map.
-  double norm_variance = 0, count_variance = 0;
+  // Task sources (docs/finite_dim.md §21.6, §21.12): the task-resolved theory with Gaussian
+  // against fixed-norm tasks, or with relative sequence counts of this variance (per unit 1/D);
+  // computed apart from the map.
+  bool gaussian_norms = false;
+  double count_variance = 0;
 };
 
 // The square-loss channel of one training sample (docs/finite_dim.md §21.4), with the S weight
@@ -310,12 +312,10 @@ class SourceTerms {
     source("task_sampling").bias =
         q_.task_spectrum.empty() ? low_rank_task_sampling_bias(q_, model_, z0_)
                                  : task_spectrum_bias(q_, model_, z0_, TaskLaw::FixedNorm);
-    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6):
-    // Var |w|^2/D = 2/r; Var of the relative count = M0/N (uniform, with replacement). For a
-    // general task spectrum the counts only (§21.12: a task's norm is not independent of its
-    // direction there).
-    if (!sw.fixed_norm_tasks && q_.task_spectrum.empty())
-      source("task_norms").norm_variance = 2 / q_.rho;
+    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6,
+    // §21.12): Gaussian against fixed-norm tasks by their energies on the levels of Sigma; Var
+    // of the relative count = M0/N (uniform, with replacement).
+    source("task_norms").gaussian_norms = !sw.fixed_norm_tasks;
     if (sw.assignment == Assignment::Random)
       source("task_counts").count_variance = q_.kappa / q_.tau;
     return sources_;
@@ -402,26 +402,7 @@ class SourceTerms {
       return qf.M.on_A(s) / (k * H0(s) * H0(s)) - 2 * N0(s) * qf.H.on_A(s) / H0(s);
     };
     const SpectralValues v = model_.at(z0, MomentMethod::Exact);
-    auto traced = [&](const std::function<double(double)>& f) {
-      const double scale = std::max(1.0, std::abs(z0));
-      Eigen::Matrix<double, 5, 5> V;
-      Eigen::Matrix<double, 5, 1> g;
-      for (int i = 0; i < 5; ++i) {
-        const double u = scale * (i + 1);
-        for (int j = 0; j <= 4; ++j) V(i, j) = std::pow(u, 4 - j);  // a_j u^{4-j}
-        g[i] = f(z0 + u) * std::pow(u, 4);
-      }
-      const Eigen::Matrix<double, 5, 1> a = V.fullPivLu().solve(g);
-      double check = 0;  // the form holds: f at a sixth point
-      const double u6 = -0.5 * scale;
-      for (int j = 0; j <= 4; ++j) check += a[j] * std::pow(u6, -j);
-      if (!(std::abs(check - f(z0 + u6)) <= 1e-7 * std::max(1.0, std::abs(check))))
-        throw std::logic_error("finite_dim: a quadratic-form correction is not of the form "
-                               "sum_j a_j (s - z0)^{-j}");
-      double out = a[0];
-      for (int j = 1; j <= 4; ++j) out += a[j] * v.T(0, j);
-      return out;
-    };
+    auto traced = [&](const std::function<double(double)>& f) { return sigma_traced(f, z0, v); };
     qf.sigma_m0 = traced(dG);
     qf.sigma_q0 = traced([&](double s) { return 2 * G0(s) * dG(s) + dN(s); });
   }
@@ -467,9 +448,11 @@ class Response {
   bool slope_of(const Source& src, Errors& slope, OrderParams& os) {
     Source scalar = src;
     scalar.matrix = MatrixCorrection{};
-    scalar.norm_variance = scalar.count_variance = 0;
+    scalar.gaussian_norms = false;
+    scalar.count_variance = 0;
     bool ok = respond(scalar, slope, os);
-    if (ok && (src.norm_variance > 0 || src.count_variance > 0)) ok = resolved(src, slope, os);
+    if (ok && src.count_variance > 0) ok = resolved_counts(src.count_variance, slope, os);
+    if (ok && src.gaussian_norms) ok = resolved_norms(slope, os);
     if (ok && src.matrix.active) {
       Source matrix;
       matrix.matrix = src.matrix;
@@ -501,36 +484,58 @@ class Response {
     return true;
   }
 
-  // The task-resolved theory at the limit (every task alike) and with a law of mean 1 and
-  // variance v/Deff, two points (exact to second order); the slope is Deff times the
-  // difference.
-  bool resolved(const Source& src, Errors& slope, OrderParams& os) {
-    constexpr double kDeff = 1e4;
-    auto two_point = [](double v) {
-      const double s = std::sqrt(v / kDeff);
-      return DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}};
-    };
-    if (!resolved0_) resolved0_ = solve_task_resolved(q_, limit_);
-    const TaskResolvedResult t = solve_task_resolved(
-        q_, limit_, src.norm_variance > 0 ? two_point(src.norm_variance) : DiscreteLaw{},
-        src.count_variance > 0 ? two_point(src.count_variance) : DiscreteLaw{});
-    if (!resolved0_->converged() || !t.converged()) return false;
-    Errors de = t.error;
-    OrderParams dor = t.order;
-    add_scaled(de, resolved0_->error, -1);  // the differences first, then the scale
-    add_scaled(dor, resolved0_->order, -1);
+  // The task-resolved theory (docs/finite_dim.md §21.6, §21.12) with two laws of the tasks,
+  // laws of mean 1 whose variances are of order 1/Deff: the slope is Deff times the difference
+  // of the errors (second order in the spread, exact for these discrete laws).
+  static constexpr double kDeff = 1e4;
+  bool difference(const TaskResolvedResult& a, const TaskResolvedResult& b, Errors& slope,
+                  OrderParams& os) {
+    if (!a.converged() || !b.converged()) return false;
+    Errors de = a.error;
+    OrderParams dor = a.order;
+    add_scaled(de, b.error, -1);  // the differences first, then the scale
+    add_scaled(dor, b.order, -1);
     add_scaled(slope, de, kDeff);
     add_scaled(os, dor, kDeff);
     return true;
   }
 
+  // Every task alike: the saddle point written task by task (solved once).
+  const TaskResolvedResult& alike() {
+    if (!alike_) alike_ = solve_task_resolved(q_, limit_);
+    return *alike_;
+  }
+
+  // task_counts: relative counts of variance v/Deff (two points) against every task alike.
+  bool resolved_counts(double v, Errors& slope, OrderParams& os) {
+    const double s = std::sqrt(v / kDeff);
+    return difference(solve_task_resolved(q_, limit_, {}, DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}}),
+                      alike(), slope, os);
+  }
+
+  // task_norms: Gaussian minus fixed-norm tasks by their energies on the levels of Sigma
+  // (§21.12). Gaussian energies chi_l are independent, mean 1, variance 2/(w_l D) on each level
+  // of t_l > 0 (sigma points 1 +- sqrt(L v_l/Deff) on one level at a time, L such levels); a
+  // fixed-norm task divides them by its norm sum_l w_l t_l chi_l.
+  bool resolved_norms(Errors& slope, OrderParams& os) {
+    const auto levels = q_.population_spectrum();
+    std::vector<std::size_t> on;
+    for (std::size_t l = 0; l < levels.size(); ++l)
+      if (levels[l].position > 0) on.push_back(l);
+    auto law = [&](bool fixed) { return gaussian_task_energies(q_, kDeff, fixed); };
+    // With one level (low-rank tasks) the fixed-norm tasks are all alike.
+    const TaskResolvedResult g = solve_task_resolved_levels(q_, limit_, law(false));
+    if (on.size() == 1) return difference(g, alike(), slope, os);
+    return difference(g, solve_task_resolved_levels(q_, limit_, law(true)), slope, os);
+  }
+
+  std::optional<TaskResolvedResult> alike_;
   const Params& q_;
   const PerturbedMap& map_;
   const SpectralModel& model_;
   const Solution& limit_;
   const Vec& x0_;
   Eigen::MatrixXd J_;
-  std::optional<TaskResolvedResult> resolved0_;
 };
 
 // Validation, the sizes of D, the D -> infinity solve and the list of sources and omitted
@@ -552,7 +557,6 @@ FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options)
   r.residual_norm = r.limit.residual_norm;
   for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
   r.omitted = {"task_directions_channel", "higher_order"};
-  if (!p.task_spectrum.empty()) r.omitted.insert(r.omitted.begin(), "task_norms");
   return r;
 }
 

@@ -25,8 +25,9 @@ namespace icl::theory {
 //   query_norms     |x|^2 of the training queries, Var = 2/D (§21.4); 0 with sphere_queries
 //   task_sampling   the finite-M0 bias of the spectrum of S for tasks of fixed norm (the real
 //                   Wishart 1/M0 bias, §21.5; a general task spectrum: §21.10)
-//   task_norms      the spectrum bias from the norms |w|^2/D of Gaussian tasks (§21.5); 0 with
-//                   fixed_norm_tasks
+//   task_norms      the norms |w|^2/D of Gaussian tasks (a general task spectrum: their energies
+//                   on the levels of Sigma), through the task-resolved theory (§21.6, §21.12);
+//                   0 with fixed_norm_tasks
 //   task_counts     the random number of sequences per task, through the task-resolved theory
 //                   (§21.6, a general task spectrum §21.12); 0 with assignment balanced
 const std::vector<std::string>& finite_dim_source_names();
@@ -106,8 +107,7 @@ Params at_dimension(const Params& p, int dim);
 
 // Validates p and options (InvalidParams naming the field). The linearization needs the saddle
 // point: lambda > 0 or tau > 1 (the ridgeless tau < 1 branch is refused, InvalidParams "lambda"),
-// and task_norms needs the paper's low-rank tasks (with a task_spectrum it is listed in
-// `omitted`; docs/finite_dim.md §21.10-§21.12 for the other sources there). A limit solve that does not converge gives that status and NaN values.
+// and every source is derived for any task spectrum (docs/finite_dim.md §21.10-§21.12). A limit solve that does not converge gives that status and NaN values.
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
 
 namespace detail {

@@ -11,8 +11,13 @@
 // dbeta = -c z tr(dEQ)/D. Every matrix here is a function of Sigma: level by level.
 #include "theory/finite_dim_spectrum.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <stdexcept>
 #include <vector>
+
+#include <Eigen/Dense>
 
 namespace icl::theory {
 
@@ -132,10 +137,15 @@ ResolventBias task_spectrum_resolvent_bias(const Params& p, const SpectralModel&
 }
 
 SpectralBias task_spectrum_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law) {
+  return spectral_bias_from(z,
+                            [&](double x) { return task_spectrum_resolvent_bias(p, model, x, law); });
+}
+
+SpectralBias spectral_bias_from(double z, const std::function<ResolventBias(double)>& bias) {
   const double step = 1e-4 * std::abs(z);
-  const ResolventBias b0 = task_spectrum_resolvent_bias(p, model, z, law);
-  const ResolventBias bp = task_spectrum_resolvent_bias(p, model, z + step, law);
-  const ResolventBias bm = task_spectrum_resolvent_bias(p, model, z - step, law);
+  const ResolventBias b0 = bias(z);
+  const ResolventBias bp = bias(z + step);
+  const ResolventBias bm = bias(z - step);
   SpectralBias out;
   // B[k][j] from B[0][1], B[0][2] and the raw-moment biases B[1][0] (tr S/D or tr Sigma S/D);
   // tr S^0/D = 1 and tr Sigma/D = 1 have none.
@@ -151,6 +161,26 @@ SpectralBias task_spectrum_bias(const Params& p, const SpectralModel& model, dou
   };
   fill(out.R, b0.R01, (bp.R01 - bm.R01) / (2 * step), 0.0);  // tr S/D: no bias (E|w|^2 = D)
   fill(out.T, b0.T01, (bp.T01 - bm.T01) / (2 * step), b0.T10);
+  return out;
+}
+
+double sigma_traced(const std::function<double(double)>& f, double z0, const SpectralValues& v) {
+  const double scale = std::max(1.0, std::abs(z0));
+  Eigen::Matrix<double, 5, 5> V;
+  Eigen::Matrix<double, 5, 1> g;
+  for (int i = 0; i < 5; ++i) {
+    const double u = scale * (i + 1);
+    for (int j = 0; j <= 4; ++j) V(i, j) = std::pow(u, 4 - j);  // a_j u^{4-j}
+    g[i] = f(z0 + u) * std::pow(u, 4);
+  }
+  const Eigen::Matrix<double, 5, 1> a = V.fullPivLu().solve(g);
+  double check = 0;  // the form holds: f at a sixth point
+  const double u6 = -0.5 * scale;
+  for (int j = 0; j <= 4; ++j) check += a[j] * std::pow(u6, -j);
+  if (!(std::abs(check - f(z0 + u6)) <= 1e-7 * std::max(1.0, std::abs(check))))
+    throw std::logic_error("sigma_traced: f is not of the form sum_j a_j (s - z0)^{-j}, j <= 4");
+  double out = a[0];
+  for (int j = 1; j <= 4; ++j) out += a[j] * v.T(0, j);
   return out;
 }
 

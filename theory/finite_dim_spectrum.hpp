@@ -6,6 +6,8 @@
 // docs/simulation.md §13.7).
 #pragma once
 
+#include <functional>
+
 #include "theory/params.hpp"
 #include "theory/spectral_model.hpp"
 
@@ -37,5 +39,13 @@ ResolventBias task_spectrum_resolvent_bias(const Params& p, const SpectralModel&
 // Every R_{k,j}, T_{k,j} bias (j <= 2) at z from the above (the z-derivative for j = 2 and the
 // recursion S^k (S - z)^{-j} = S^{k-1} (S - z)^{-(j-1)} + z S^{k-1} (S - z)^{-j}).
 SpectralBias task_spectrum_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law);
+
+// The same from any function z -> ResolventBias.
+SpectralBias spectral_bias_from(double z, const std::function<ResolventBias(double)>& bias);
+
+// tr(Sigma f(S))/D for f(s) = sum_{j=0..4} a_j (s - z0)^{-j} (docs/finite_dim.md §21.11):
+// a_0 + sum_j a_j T_{0,j}(z0) with the values v at z0. The a_j from f at five points; f at a sixth
+// checks the form (std::logic_error otherwise).
+double sigma_traced(const std::function<double(double)>& f, double z0, const SpectralValues& v);
 
 }  // namespace icl::theory

@@ -34,120 +34,153 @@ namespace icl::theory {
 namespace {
 
 struct TaskClass {
-  double t, omega, p;  // norm, relative count, probability
+  // The task's energy on each population level of Sigma relative to its mean (a task
+  // w = sqrt(t) w~ of typical direction has chi_l = t on every level), its relative count and
+  // its probability.
+  std::vector<double> chi;
+  double omega, p;
 };
 
 struct System {
   Params p;
   std::vector<TaskClass> classes;
-  int n() const { return static_cast<int>(classes.size()); }
-
   // The population levels of Sigma (t_l on a fraction w_l; the paper's tasks are
-  // {(1/rho, rho), (0, 1 - rho)}) and the deterministic-equivalent quantities at (c, d, Phi, h, k):
-  // H^{-1} ~ (c + Phi Sigma)^{-1}, level by level g_l = 1/(c + Phi t_l).
+  // {(1/rho, rho), (0, 1 - rho)}).
   std::vector<numerics::Atom> levels;
+  int n() const { return static_cast<int>(classes.size()); }
+  int nl() const { return static_cast<int>(levels.size()); }
+
+  // A task's quadratic form (1/M0) w^T A w for A = a(Sigma) given level by level.
+  double form(const TaskClass& tc, const Eigen::VectorXd& a) const {
+    double f = 0;
+    for (int l = 0; l < nl(); ++l) f += levels[l].mass * levels[l].position * tc.chi[l] * a[l];
+    return f / p.kappa;
+  }
+  double norm(const TaskClass& tc) const { return p.kappa * form(tc, Eigen::VectorXd::Ones(nl())); }
+
+  // The deterministic equivalent H^{-1} ~ (c + Phi(Sigma))^{-1}, level by level
+  // g_l = 1/(c + Phi_l t_l), Phi_l = E[omega h chi_l / a], and its derivatives with the tasks'
+  // weights held (Phi moves through each task's leverage y; docs/finite_dim.md §21.12).
   struct Globals {
-    double y, y2, yS, yM, trH1, trH2;
+    Eigen::VectorXd g, e2, eS, eM;  // H^{-1}, E H^{-2}, H^{-1} Sigma H^{-1}, H^{-1} M H^{-1}
+    double trH1 = 0, trH2 = 0;
   };
-  Globals globals(double c, double d, double Phi, const Eigen::VectorXd& h,
+  Globals globals(double c, double d, const Eigen::VectorXd& Phi, const Eigen::VectorXd& h,
                   const Eigen::VectorXd& k) const {
-    const double ka = p.kappa;
-    double S0 = 0, S1 = 0, S2 = 0, trH1 = 0, y = 0;
-    for (const auto& l : levels) {
-      const double g = 1 / (c + Phi * l.position), t = l.position;
-      trH1 += l.mass * g;
-      y += l.mass * t * g / ka;  // (1/M0) tr Sigma H^{-1}
-      S0 += l.mass * g * g;
-      S1 += l.mass * t * g * g;
-      S2 += l.mass * t * t * g * g;
-    }
-    double a2 = 0, kw = 0;
+    const int L = nl();
+    Globals G;
+    G.g.resize(L);
+    for (int l = 0; l < L; ++l) G.g[l] = 1 / (c + Phi[l] * levels[l].position);
+    // C_lk = (1/kappa) E[(omega h/a)^2 chi_l chi_k] w_k t_k g_k^2; the tasks' M part per level.
+    Eigen::MatrixXd C = Eigen::MatrixXd::Zero(L, L);
+    Eigen::VectorXd PM = Eigen::VectorXd::Zero(L);
     for (int j = 0; j < n(); ++j) {
       const auto& tc = classes[j];
-      const double hw = tc.omega * h[j] * tc.t, den = 1 + hw * y;
-      a2 += tc.p * (hw / den) * (hw / den);
-      kw += tc.p * tc.omega * k[j] * tc.t / (den * den);
+      const double a = 1 + tc.omega * h[j] * form(tc, G.g), b = tc.omega * h[j] / a;
+      for (int l = 0; l < L; ++l) {
+        PM[l] += tc.p * tc.omega * k[j] * tc.chi[l] / (a * a) * levels[l].position;
+        for (int m = 0; m < L; ++m)
+          C(l, m) += tc.p * b * b * tc.chi[l] * tc.chi[m] * levels[m].mass * levels[m].position *
+                     G.g[m] * G.g[m] / p.kappa;
+      }
     }
-    // d Phi/dc and d Phi/d(eps Sigma) with the task weights held (Phi depends on c through y).
-    const double den = 1 - a2 * S2 / ka;
-    const double dPhi_c = (a2 / ka) * S1 / den, dPhi_e = (a2 / ka) * S2 / den;
-    Globals g;
-    g.y = y;
-    g.y2 = (S1 + dPhi_c * S2) / ka;  // (1/M0) tr Sigma E[H^{-2}]
-    g.yS = (1 + dPhi_e) * S2 / ka;   // (1/M0) tr Sigma H^{-1} Sigma H^{-1}
-    g.yM = d * g.y2 + kw * g.yS;
-    g.trH1 = trH1;
-    g.trH2 = S0 + dPhi_c * S1;
-    return g;
+    Eigen::VectorXd t(L);
+    for (int l = 0; l < L; ++l) t[l] = levels[l].position;
+    const Eigen::MatrixXd A = Eigen::MatrixXd::Identity(L, L) - C * t.asDiagonal();
+    const auto lu = A.fullPivLu();
+    // -d g/d(eps P) for a level perturbation P of H: g^2 (P + t dPhi), (1 - C t) dPhi = C P.
+    auto response = [&](const Eigen::VectorXd& P) {
+      const Eigen::VectorXd dPhi = lu.solve(C * P);
+      return Eigen::VectorXd(G.g.array().square() * (P.array() + t.array() * dPhi.array()));
+    };
+    G.e2 = response(Eigen::VectorXd::Ones(L));
+    G.eS = response(t);
+    G.eM = d * G.e2 + response(PM);
+    for (int l = 0; l < L; ++l) {
+      G.trH1 += levels[l].mass * G.g[l];
+      G.trH2 += levels[l].mass * G.e2[l];
+    }
+    return G;
   }
 
   struct PerTask {
-    double a, chi, Delta, m, q, E;
+    double t, y, a, chi, Delta, m, q, E, Y2, YS;
   };
-  PerTask task(int j, double c, double chibar, double qbar, const Globals& g, double h,
+  PerTask task(int j, double c, double chibar, double qbar, const Globals& G, double h,
                double k) const {
     const auto& tc = classes[j];
     const double ka = p.kappa, s2 = p.sigma * p.sigma;
-    const double nu_t = (tc.t + s2) / p.alpha;
-    const double y = tc.t * g.y;
     PerTask r;
-    r.a = 1 + tc.omega * h * y;
-    r.chi = y / r.a;
+    r.t = norm(tc);
+    const double nu_t = (r.t + s2) / p.alpha;
+    r.y = form(tc, G.g);
+    r.Y2 = form(tc, G.e2);
+    r.YS = form(tc, G.eS);
+    const double YM = form(tc, G.eM);
+    r.a = 1 + tc.omega * h * r.y;
+    r.chi = r.y / r.a;
     r.Delta = 1 + r.chi + nu_t * chibar;
-    r.m = tc.t - c * ka * y / r.a;
-    r.q = tc.t - 2 * c * ka * y / r.a + c * c * ka * tc.t * g.y2 / (r.a * r.a) +
-          (tc.t * g.yM + tc.omega * k * y * y) / (r.a * r.a);
-    r.E = s2 + tc.t - 2 * r.m + r.q + nu_t * qbar;
+    r.m = r.t - c * ka * r.y / r.a;
+    r.q = r.t - 2 * c * ka * r.y / r.a + c * c * ka * r.Y2 / (r.a * r.a) +
+          (YM + tc.omega * k * r.y * r.y) / (r.a * r.a);
+    r.E = s2 + r.t - 2 * r.m + r.q + nu_t * qbar;
     return r;
   }
 
-  // x = (c, d, chibar, qbar, Phi, h_1..h_n, k_1..k_n).
+  // x = (c, d, chibar, qbar, Phi_1..Phi_L, h_1..h_n, k_1..k_n).
+  int size() const { return 4 + nl() + 2 * n(); }
   bool residual(const Eigen::VectorXd& x, Eigen::VectorXd& F) const {
-    const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], Phi = x[4];
-    if (!(c > 0) || !(Phi > 0)) return false;
-    const Eigen::VectorXd h = x.segment(5, n()), k = x.segment(5 + n(), n());
-    const Globals g = globals(c, d, Phi, h, k);
+    const int L = nl();
+    const double c = x[0], d = x[1], chibar = x[2], qbar = x[3];
+    const Eigen::VectorXd Phi = x.segment(4, L), h = x.segment(4 + L, n()),
+                          k = x.segment(4 + L + n(), n());
+    if (!(c > 0) || !(Phi.minCoeff() > 0)) return false;
+    const Globals G = globals(c, d, Phi, h, k);
     const double K = p.tau / p.kappa, s2 = p.sigma * p.sigma;
-    double Phi_sum = 0, cbar = 0, dbar = 0, qnoise = 0;
-    F.resize(5 + 2 * n());
+    Eigen::VectorXd Phi_sum = Eigen::VectorXd::Zero(L);
+    double cbar = 0, dbar = 0, qnoise = 0;
+    F.resize(size());
     for (int j = 0; j < n(); ++j) {
       const auto& tc = classes[j];
-      const PerTask r = task(j, c, chibar, qbar, g, h[j], k[j]);
-      const double nu_t = (tc.t + s2) / p.alpha;
-      Phi_sum += tc.p * tc.omega * h[j] * tc.t / r.a;
+      const PerTask r = task(j, c, chibar, qbar, G, h[j], k[j]);
+      const double nu_t = (r.t + s2) / p.alpha;
+      for (int l = 0; l < L; ++l) Phi_sum[l] += tc.p * tc.omega * h[j] * tc.chi[l] / r.a;
       cbar += tc.p * tc.omega * nu_t / r.Delta;
       dbar += tc.p * tc.omega * nu_t * r.E / (r.Delta * r.Delta);
-      qnoise += tc.p * tc.omega * k[j] * tc.t * g.y2 / (r.a * r.a);
-      F[5 + j] = h[j] - K / r.Delta;
-      F[5 + n() + j] = k[j] - K * r.E / (r.Delta * r.Delta);
+      qnoise += tc.p * tc.omega * k[j] * r.Y2 / (r.a * r.a);
+      F[4 + L + j] = h[j] - K / r.Delta;
+      F[4 + L + n() + j] = k[j] - K * r.E / (r.Delta * r.Delta);
     }
     F[0] = c - (p.lambda + K * cbar);
     F[1] = d - K * dbar;
-    F[2] = chibar - g.trH1 / p.kappa;
-    F[3] = qbar - (1 - 2 * c * g.trH1 + c * c * g.trH2 + (d / p.kappa) * g.trH2 + qnoise);
-    F[4] = Phi - Phi_sum;
+    F[2] = chibar - G.trH1 / p.kappa;
+    F[3] = qbar - (1 - 2 * c * G.trH1 + c * c * G.trH2 + (d / p.kappa) * G.trH2 + qnoise);
+    F.segment(4, L) = Phi - Phi_sum;
     return F.allFinite();
   }
 };
 
-std::vector<TaskClass> classes_of(const DiscreteLaw& norms, const DiscreteLaw& counts) {
-  auto check = [](const DiscreteLaw& l, const char* name) {
-    double sum = 0;
-    if (l.values.empty() || l.values.size() != l.weights.size())
-      throw InvalidParams(name, "a discrete law needs as many weights as values (at least one)");
-    for (std::size_t i = 0; i < l.values.size(); ++i) {
-      if (!(l.values[i] > 0) || !(l.weights[i] > 0))
-        throw InvalidParams(name, "values and weights must be positive");
-      sum += l.weights[i];
-    }
-    if (std::abs(sum - 1) > 1e-12) throw InvalidParams(name, "weights must sum to 1");
-  };
-  check(norms, "norms");
-  check(counts, "counts");
+void check_law(const std::vector<double>& weights, std::size_t values, const char* name) {
+  double sum = 0;
+  if (weights.empty() || weights.size() != values)
+    throw InvalidParams(name, "a discrete law needs as many weights as values (at least one)");
+  for (double w : weights) {
+    if (!(w > 0)) throw InvalidParams(name, "weights must be positive");
+    sum += w;
+  }
+  if (std::abs(sum - 1) > 1e-12) throw InvalidParams(name, "weights must sum to 1");
+}
+
+// The classes: every energy vector with every count (independent).
+std::vector<TaskClass> classes_of(const LevelLaw& energies, const DiscreteLaw& counts) {
+  check_law(energies.weights, energies.chi.size(), "energies");
+  check_law(counts.weights, counts.values.size(), "counts");
+  for (double v : counts.values)
+    if (!(v > 0)) throw InvalidParams("counts", "values must be positive");
   std::vector<TaskClass> out;
-  for (std::size_t i = 0; i < norms.values.size(); ++i)
+  for (std::size_t i = 0; i < energies.chi.size(); ++i)
     for (std::size_t j = 0; j < counts.values.size(); ++j)
-      out.push_back({norms.values[i], counts.values[j], norms.weights[i] * counts.weights[j]});
+      out.push_back({energies.chi[i], counts.values[j], energies.weights[i] * counts.weights[j]});
   return out;
 }
 
@@ -155,9 +188,25 @@ std::vector<TaskClass> classes_of(const DiscreteLaw& norms, const DiscreteLaw& c
 
 TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
                                        const DiscreteLaw& norms, const DiscreteLaw& counts) {
+  check_law(norms.weights, norms.values.size(), "norms");
+  LevelLaw energies;
+  for (double t : norms.values) {
+    if (!(t > 0)) throw InvalidParams("norms", "values must be positive");
+    energies.chi.push_back(std::vector<double>(p.population_spectrum().size(), t));
+  }
+  energies.weights = norms.weights;
+  return solve_task_resolved_levels(p, start, energies, counts);
+}
+
+TaskResolvedResult solve_task_resolved_levels(const Params& p, const Solution& start,
+                                              const LevelLaw& energies,
+                                              const DiscreteLaw& counts) {
   p.validate_for_saddle_point();
-  System sys{p, classes_of(norms, counts), p.population_spectrum()};
-  const int n = sys.n();
+  System sys{p, classes_of(energies, counts), p.population_spectrum()};
+  for (const auto& tc : sys.classes)
+    if (tc.chi.size() != sys.levels.size())
+      throw InvalidParams("energies", "one energy per population level of the task spectrum");
+  const int n = sys.n(), L = sys.nl();
   TaskResolvedResult r;
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   r.error = {nan, nan, nan};
@@ -173,8 +222,8 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
   const double ratio = 1 / p.kappa;
   const double beta =
       1 - ratio - ratio * start.z * model.at(start.z, numerics::MomentMethod::Exact).R(0, 1);
-  Eigen::VectorXd x(5 + 2 * n);
-  x << p.lambda + o.qbarhat, o.chibarhat, o.chibar, o.qbar, o.qhat * beta,
+  Eigen::VectorXd x(sys.size());
+  x << p.lambda + o.qbarhat, o.chibarhat, o.chibar, o.qbar, Eigen::VectorXd::Constant(L, o.qhat * beta),
       Eigen::VectorXd::Constant(n, o.qhat), Eigen::VectorXd::Constant(n, o.chihat);
   // Newton with a numerical Jacobian and step halving (the start is within O(1/sqrt(D)) of the
   // root for the finite-D laws, so a few steps suffice).
@@ -224,31 +273,56 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
     return r;
   }
   // Observables (docs/errors_phases.md §7) from the root.
-  const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], Phi = x[4];
-  const Eigen::VectorXd h = x.segment(5, n), k = x.segment(5 + n, n);
-  const auto g = sys.globals(c, d, Phi, h, k);
+  const double c = x[0], d = x[1], chibar = x[2], qbar = x[3];
+  const Eigen::VectorXd h = x.segment(4 + L, n), k = x.segment(4 + L + n, n);
+  const auto G = sys.globals(c, d, x.segment(4, L), h, k);
   double m = 0, q = 0, qnoise_S = 0;
   for (int j = 0; j < n; ++j) {
     const auto& tc = sys.classes[j];
-    const auto t = sys.task(j, c, chibar, qbar, g, h[j], k[j]);
+    const auto t = sys.task(j, c, chibar, qbar, G, h[j], k[j]);
     m += tc.p * t.m;  // TM: the M0 tasks with equal weights
     q += tc.p * t.q;
-    qnoise_S += tc.p * tc.omega * k[j] * tc.t * g.yS / (t.a * t.a);
+    qnoise_S += tc.p * tc.omega * k[j] * t.YS / (t.a * t.a);
+  }
+  double sg = 0, se2 = 0;  // tr(Sigma H^{-1})/D, tr(Sigma E H^{-2})/D
+  for (int l = 0; l < L; ++l) {
+    sg += sys.levels[l].mass * sys.levels[l].position * G.g[l];
+    se2 += sys.levels[l].mass * sys.levels[l].position * G.e2[l];
   }
   OrderParams out{};
   out.m = m;
   out.q = q;
   out.qbar = qbar;
   out.chibar = chibar;
-  const double ka = p.kappa;
-  out.m0 = 1 - c * ka * g.y;  // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
-  out.q0 = 1 - 2 * c * ka * g.y + c * c * ka * g.y2 + d * g.y2 + qnoise_S;
-  out.mbar = 1 - c * g.trH1;  // tr(Gbar)/D
+  out.m0 = 1 - c * sg;  // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
+  out.q0 = 1 - 2 * c * sg + (c * c + d / p.kappa) * se2 + qnoise_S;
+  out.mbar = 1 - c * G.trH1;  // tr(Gbar)/D
   r.error = errors_from(p, out);
   r.order = out;
   r.status = numerics::Status::Converged;
   r.message = "task-resolved deterministic equivalent";
   return r;
+}
+
+LevelLaw gaussian_task_energies(const Params& p, double deff, bool fixed_norm) {
+  const auto levels = p.population_spectrum();
+  std::vector<std::size_t> on;
+  for (std::size_t l = 0; l < levels.size(); ++l)
+    if (levels[l].position > 0) on.push_back(l);
+  LevelLaw out;
+  for (std::size_t i : on)
+    for (double sign : {-1.0, 1.0}) {
+      std::vector<double> chi(levels.size(), 1.0);
+      chi[i] += sign * std::sqrt(on.size() * 2 / levels[i].mass / deff);
+      double t = 0;
+      for (std::size_t l = 0; l < levels.size(); ++l)
+        t += levels[l].mass * levels[l].position * chi[l];
+      if (fixed_norm)
+        for (double& x : chi) x /= t;
+      out.chi.push_back(chi);
+      out.weights.push_back(0.5 / on.size());
+    }
+  return out;
 }
 
 }  // namespace icl::theory

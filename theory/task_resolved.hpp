@@ -24,6 +24,14 @@ struct DiscreteLaw {
   std::vector<double> weights = {1.0};
 };
 
+// A discrete law of task energies per population level of Sigma (docs/finite_dim.md §21.12):
+// chi[i][l] is class i's energy on level l relative to its mean (p.population_spectrum() order),
+// weights[i] its probability. A task of norm t and typical direction has chi_l = t on every level.
+struct LevelLaw {
+  std::vector<std::vector<double>> chi;
+  std::vector<double> weights;
+};
+
 struct TaskResolvedResult {
   numerics::Status status = numerics::Status::NotConverged;
   double residual_norm = 0;  // max |F_i| / max(1, |x_i|) of the task-resolved system at the end
@@ -40,5 +48,15 @@ struct TaskResolvedResult {
 TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
                                        const DiscreteLaw& norms = {},
                                        const DiscreteLaw& counts = {});
+// The same with the tasks' energies per level of Sigma (norm and direction; §21.12).
+TaskResolvedResult solve_task_resolved_levels(const Params& p, const Solution& start,
+                                              const LevelLaw& energies,
+                                              const DiscreteLaw& counts = {});
+
+// The energies of Gaussian tasks w = Sigma^{1/2} g on the levels of Sigma (docs/finite_dim.md
+// §21.12): chi_l independent, mean 1, variance 2/(w_l deff) on each level of t_l > 0, as the
+// sigma points 1 +- sqrt(L 2/(w_l deff)) on one of the L such levels at a time (exact to second
+// order); with fixed_norm each point divided by its norm sum_l w_l t_l chi_l.
+LevelLaw gaussian_task_energies(const Params& p, double deff, bool fixed_norm);
 
 }  // namespace icl::theory
