@@ -57,37 +57,14 @@ double wishart_dT01(const Params& p, const SpectralModel& model, double z) {
   return y * r * r * r / (den * den);
 }
 
-// The bias of every R_{k,j}, T_{k,j} (j <= 2) from dT01/dh as a function of z: dg = rho dT01;
-// the z-derivative gives j = 2; S^k (S - z)^{-j} = S^{k-1} (S - z)^{-(j-1)} + z S^{k-1}
-// (S - z)^{-j} gives k >= 1 (the moments tr S/D and tr Sigma S/D have no bias: they are linear
-// in S and E S = Sigma).
-template <typename F>
-SpectralBias bias_from(const Params& p, double z, F dT01) {
-  const double step = 1e-4 * std::abs(z);
-  const double b1 = dT01(z);
-  const double b2 = (dT01(z + step) - dT01(z - step)) / (2 * step);
-  SpectralBias out;
-  auto fill = [z](double (&B)[4][3], double d01, double d02) {
-    B[0][1] = d01;
-    B[0][2] = d02;
-    B[1][1] = z * B[0][1];  // + bias of tr S^0/D = 1: none
-    B[1][2] = B[0][1] + z * B[0][2];
-    B[2][1] = z * B[1][1];  // + bias of tr S/D: none
-    B[2][2] = B[1][1] + z * B[1][2];
-    B[3][2] = B[2][1] + z * B[2][2];
-    // B[3][1] would need the bias of tr S^2/D; no formula uses R_{3,1}: left 0.
-  };
-  fill(out.T, b1, b2);
-  fill(out.R, p.rho * b1, p.rho * b2);
-  return out;
-}
-
 }  // namespace
 
 SpectralBias low_rank_task_sampling_bias(const Params& p, const SpectralModel& model, double z) {
-  auto wishart = [&](double x) { return wishart_dT01(p, model, x); };
-  auto norms = [&](double x) { return mixture_dT01(p, model, x, 2 / p.rho); };
-  return bias_from(p, z, [&](double x) { return wishart(x) - norms(x); });
+  // In span(A): dR01 = rho dT01; tr S/D and tr Sigma S/D have no bias (E S = Sigma).
+  return spectral_bias_from(z, [&](double x) {
+    const double d = wishart_dT01(p, model, x) - mixture_dT01(p, model, x, 2 / p.rho);
+    return ResolventBias{p.rho * d, d, 0.0};
+  });
 }
 
 // --- General task spectra (docs/finite_dim.md §21.10) ----------------------------------------
