@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "theory/finite_dim.hpp"
 #include "verify/lowrank/compare.hpp"
@@ -16,6 +17,31 @@ using namespace icl::verify::lowrank;
 using icl::numerics::Status;
 
 namespace {
+
+// D x (default - switched) of error e over paired seeds (docs/finite_dim.md §21.7): mean, s.e.
+std::pair<double, double> paired_difference(const SimulationResult& d, const SimulationResult& sw,
+                                            int dim, int e) {
+  double sum = 0, sum2 = 0;
+  const std::size_t n = d.per_seed.size();
+  REQUIRE(sw.per_seed.size() == n);
+  for (std::size_t k = 0; k < n; ++k) {
+    REQUIRE(sw.per_seed[k].seed == d.per_seed[k].seed);  // paired
+    const double diff = dim * (d.per_seed[k].error[e] - sw.per_seed[k].error[e]);
+    sum += diff;
+    sum2 += diff * diff;
+  }
+  const double mean = sum / n;
+  return {mean, std::sqrt((sum2 / n - mean * mean) / (n - 1))};
+}
+
+// The verify grid's general-covariance point (compare.cpp verify_grid).
+GridPoint general_point() {
+  const auto grid = verify_grid(false);
+  const auto it = std::find_if(grid.begin(), grid.end(),
+                               [](const GridPoint& g) { return !g.params.task_spectrum.empty(); });
+  REQUIRE(it != grid.end());
+  return *it;
+}
 
 // One grid point at two small dims with few seeds: a fraction of a second. The numbers are not
 // meant to agree (D is far too small); the rows' bookkeeping is what is checked.
@@ -203,17 +229,87 @@ TEST_CASE("verify finite-D prediction on the ridgeless branch agrees with min-no
   check_prediction_not_limit(verify_point(gp, o), 2.5, 0.005);
 }
 
-TEST_CASE("verify at a general task covariance lists the omitted spectrum source") {
-  const auto grid = verify_grid(false);
-  const auto it = std::find_if(grid.begin(), grid.end(),
-                               [](const GridPoint& g) { return !g.params.task_spectrum.empty(); });
-  REQUIRE(it != grid.end());
+TEST_CASE("verify at a general task covariance omits no source") {
+  const GridPoint gp = general_point();
   // 0.4 D an integer: the simulated spectrum is the population one (compare.cpp verify_grid).
-  const VerifyOptions o = tiny(*it, {10, 20});
-  const PointResult r = verify_point(*it, o);
+  const VerifyOptions o = tiny(gp, {10, 20});
+  const PointResult r = verify_point(gp, o);
   check_rows(r, o, {});
   const auto& om = r.finite_dim.omitted;
-  CHECK(std::find(om.begin(), om.end(), "task_sampling") != om.end());
+  // docs/finite_dim.md §21.13-§21.15: every source is derived for any spectrum.
+  for (const char* name : {"task_norms", "task_counts", "task_sampling", "context_quadratic_forms"})
+    CHECK(std::find(om.begin(), om.end(), name) == om.end());
+}
+
+TEST_CASE("verify at a general task covariance what the three switches leave is the predicted slope") {
+  // docs/finite_dim.md §21.7, §21.13-§21.15: at the verify grid's general point, with the query
+  // norms, the context and the task norms switched off, the simulation's D x (mean - limit)
+  // against the prediction's slope with the same switches: test_context + task_sampling +
+  // context_quadratic_forms + task_counts (0.03). D = 30, 200 seeds (about 5 s); tolerance 3
+  // s.e. + 0.06 (the O(1/D^2) rest and the omitted task directions). The test context alone (the
+  // prediction before §21.13-§21.14) misses TM by more than that.
+  const icl::theory::Params p = general_point().params;
+  SimOptions so;
+  so.dim = 30;
+  so.seeds = 200;
+  so.threads = 2;
+  so.base_seed = 61;
+  so.prediction_prompts = 0;
+  so.switches.sphere_queries = so.switches.gaussian_context = so.switches.fixed_norm_tasks = true;
+  const SimulationResult sim = run(p, so);
+  REQUIRE(sim.converged());
+  icl::theory::FiniteDimOptions fo;
+  fo.dim = so.dim;
+  fo.switches = so.switches;
+  const auto fd = icl::theory::solve_finite_dim(p, fo);
+  REQUIRE(fd.converged());
+  const double slope[3] = {fd.slope.tm, fd.slope.idg, fd.slope.odg};
+  const double limit[3] = {fd.limit.error.tm, fd.limit.error.idg, fd.limit.error.odg};
+  const auto& tc = fd.sources.front();  // test_context
+  REQUIRE(tc.name == "test_context");
+  const double test_context[3] = {tc.slope.tm, tc.slope.idg, tc.slope.odg};
+  for (int e = 0; e < 3; ++e) {
+    const double meas = so.dim * (sim.error[e].mean - limit[e]), se = so.dim * sim.error[e].sem;
+    INFO("error " << e << ": D x (sim - limit) " << meas << " +- " << se << ", predicted " << slope[e]
+                  << " (test context alone " << test_context[e] << ")");
+    CHECK(std::abs(meas - slope[e]) <= 3 * se + 0.06);
+    if (e == 0) CHECK(std::abs(meas - test_context[e]) > 3 * se + 0.06);
+  }
+}
+
+TEST_CASE("verify at a general task covariance the fixed-norm switch moves the simulation by task_norms") {
+  // docs/finite_dim.md §21.15: the same seeds with and without --fixed-norm-tasks at the verify
+  // grid's general point, D x (default - switched) per seed against task_norms' slope (Gaussian
+  // minus fixed-norm tasks by their energies per level of Sigma). D = 30, 100 seeds (about 8 s);
+  // tolerance 4 s.e. + 15% of the prediction, as for the low-rank switches. An independent norm
+  // law instead predicts IDG 0.30 (measured 0.21 +- 0.012 with 300 seeds).
+  const icl::theory::Params p = general_point().params;
+  SimOptions base;
+  base.dim = 30;
+  base.seeds = 100;
+  base.threads = 2;
+  base.base_seed = 71;
+  base.prediction_prompts = 0;
+  SimOptions sw = base;
+  sw.switches.fixed_norm_tasks = true;
+  const SimulationResult d = run(p, base), f = run(p, sw);
+  REQUIRE(d.converged());
+  REQUIRE(f.converged());
+  icl::theory::FiniteDimOptions fo;
+  fo.dim = base.dim;
+  const auto fd = icl::theory::solve_finite_dim(p, fo);
+  REQUIRE(fd.converged());
+  const icl::theory::FiniteDimSource* norms = nullptr;
+  for (const auto& s : fd.sources)
+    if (s.name == "task_norms") norms = &s;
+  REQUIRE(norms != nullptr);
+  const double pred[3] = {norms->slope.tm, norms->slope.idg, norms->slope.odg};
+  CHECK(pred[1] > 0.1);
+  for (int e = 0; e < 3; ++e) {
+    const auto [mean, se] = paired_difference(d, f, base.dim, e);
+    INFO("protocol " << e << ": measured " << mean << " +- " << se << ", predicted " << pred[e]);
+    CHECK(std::abs(mean - pred[e]) <= 4 * se + 0.15 * std::abs(pred[e]));
+  }
 }
 
 TEST_CASE("verify finite-D prediction agrees with the simulation at D = 30 and 40 where the limit does not") {
@@ -271,16 +367,7 @@ TEST_CASE("verify each switched-off finite-D source moves the simulation by its 
     const double pred[3] = {all.slope.tm - off.slope.tm, all.slope.idg - off.slope.idg,
                             all.slope.odg - off.slope.odg};
     for (int e = 0; e < 3; ++e) {
-      double sum = 0, sum2 = 0;
-      const std::size_t n = d.per_seed.size();
-      REQUIRE(sw.per_seed.size() == n);
-      for (std::size_t k = 0; k < n; ++k) {
-        REQUIRE(sw.per_seed[k].seed == d.per_seed[k].seed);  // paired
-        const double diff = base.dim * (d.per_seed[k].error[e] - sw.per_seed[k].error[e]);
-        sum += diff;
-        sum2 += diff * diff;
-      }
-      const double mean = sum / n, se = std::sqrt((sum2 / n - mean * mean) / (n - 1));
+      const auto [mean, se] = paired_difference(d, sw, base.dim, e);
       INFO(std::string(c.name) << " protocol " << e << ": measured " << mean << " +- " << se << ", predicted "
                   << pred[e]);
       CHECK(pred[e] > 0.1);

@@ -21,6 +21,7 @@
 
 #include "numerics/error.hpp"
 #include "numerics/spectral_integral.hpp"
+#include "theory/finite_dim_spectrum.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/sensitivity.hpp"
 #include "theory/spectral_model.hpp"
@@ -38,13 +39,6 @@ using Vec = Eigen::Matrix<double, kN, 1>;
 using Mat = Eigen::Matrix<double, kN, kN>;
 
 double z_at(const Params& p, const Vec& x) { return -(p.lambda + x[QBARH]) / x[QH]; }
-
-// 1/D biases of the spectral values, per unit h = 1/D: dR_{k,j}/dh and dT_{k,j}/dh for j <= 2
-// (docs/finite_dim.md §21.5). Zero for the channel sources.
-struct SpectralBias {
-  double R[4][3] = {};
-  double T[4][3] = {};
-};
 
 // The channel's per-sample scalars (docs/finite_dim.md §21.4): the query norm a = |x|^2, the
 // context estimate's scale along its task (1 + eta) and its noise level b. xi holds their
@@ -75,6 +69,9 @@ struct MatFun {
 struct MatrixCorrection {
   MatFun H, L, M;
   bool active = false;
+  // General task spectrum (docs/finite_dim.md §21.14): the corrections' first-order Sigma-weighted
+  // traces per unit h at the root, d tr(Sigma Gbar)/D and d tr(Sigma (Gbar^2 + N))/D.
+  double sigma_m0 = 0, sigma_q0 = 0;
 };
 
 // One source: its spectral bias, its channel law, whether it adds the test-context term, its
@@ -84,9 +81,11 @@ struct Source {
   ChannelLaw law;
   bool test_context = false;
   MatrixCorrection matrix;
-  // Task sources (docs/finite_dim.md §21.6): the task-resolved theory with task norms / relative
-  // sequence counts of these variances (per unit 1/D); computed apart from the map.
-  double norm_variance = 0, count_variance = 0;
+  // Task sources (docs/finite_dim.md §21.6, §21.15): the task-resolved theory with Gaussian
+  // against fixed-norm tasks, or with relative sequence counts of this variance (per unit 1/D);
+  // computed apart from the map.
+  bool gaussian_norms = false;
+  double count_variance = 0;
 };
 
 // The square-loss channel of one training sample (docs/finite_dim.md §21.4), with the S weight
@@ -159,6 +158,7 @@ class PerturbedMap {
   // With c = 0 these are the formulas of docs/model.md §4.2 and §4.2's observables (a test checks
   // it).
   OrderParams matrix_order(const Vec& x, const MatrixCorrection& c, double h) const {
+    if (!model_.low_rank()) return matrix_order_general(x, c, h);
     const double z = z_at(p_, x), k = p_.kappa, rho = p_.rho;
     const double qh = x[QH], mh = x[MH], chih = x[CHIH], chibarh = x[CHIBARH];
     auto H = [&](double s) { return qh * (s - z) + h * c.H.on_A(s); };
@@ -184,6 +184,31 @@ class PerturbedMap {
     o.mbar = rho * IG + (1 - rho) * Goff;
     o.m0 = IG;
     o.q0 = I2;
+    return o;
+  }
+
+  // The same for a general task spectrum (docs/finite_dim.md §21.14): every corrected function of
+  // S commutes with S, so the traces are integrals over the whole spectrum of S (its atom at 0
+  // included); m0 and q0 are those of docs/errors_phases.md §7 at x plus h times the corrections'
+  // Sigma-weighted traces at the root (first order: enough for the slope).
+  OrderParams matrix_order_general(const Vec& x, const MatrixCorrection& c, double h) const {
+    const double z = z_at(p_, x), k = p_.kappa;
+    const double qh = x[QH], mh = x[MH], chih = x[CHIH], chibarh = x[CHIBARH];
+    auto H = [&](double s) { return qh * (s - z) + h * c.H.on_A(s); };
+    auto Gbar = [&](double s) { return (mh * s + h * c.L.on_A(s)) / H(s); };
+    auto N = [&](double s) { return (chih * s + chibarh + h * c.M.on_A(s)) / (k * H(s) * H(s)); };
+    const auto& mu = model_.spectrum_of_S();
+    auto I = [&](const std::function<double(double)>& f) { return numerics::integrate(mu, f).value; };
+    OrderParams o = order_from_vector(x);
+    o.m = I([&](double s) { return Gbar(s) * s; });
+    o.q = I([&](double s) { return (Gbar(s) * Gbar(s) + N(s)) * s; });
+    o.qbar = I([&](double s) { return Gbar(s) * Gbar(s) + N(s); });
+    o.chi = I([&](double s) { return s / H(s); }) / k;
+    o.chibar = I([&](double s) { return 1 / H(s); }) / k;
+    o.mbar = I(Gbar);
+    const Solution sol = observables_at(p_, model_, model_.at(z, MomentMethod::Exact), o);
+    o.m0 = sol.order.m0 + h * c.sigma_m0;
+    o.q0 = sol.order.q0 + h * c.sigma_q0;
     return o;
   }
 
@@ -239,63 +264,6 @@ class PerturbedMap {
   const SpectralModel& model_;
 };
 
-// --- Spectral biases of S for low-rank tasks (docs/finite_dim.md §21.5) -----------------------
-// In span(A), S = T / rho with T = V V^T / M0 an r x M0 Wishart matrix (y = r/M0). The
-// deterministic equivalent: T01(z) = (1/D) tr Sigma (S - z)^{-1} = 1/P with
-//   P = -z + phi(delta)/rho,  delta = 1/(kappa P),  phi(delta) = E_w[w / (1 + w delta)],
-// where w are per-task weights of mean 1 (phi = 1/(1 + delta) without weights), and
-// g(z) = rho / P + (1 - rho)/(-z).
-
-// d T01/dh for weights of variance v h: phi -> 1/(1 + delta) - h v delta/(1 + delta)^3.
-double mixture_dT01(const Params& p, const SpectralModel& model, double z, double v) {
-  const double T01 = model.at(z, MomentMethod::Exact).T(0, 1);
-  const double P = 1 / T01, delta = T01 / p.kappa, rho = p.rho, kappa = p.kappa;
-  const double dphi = -1 / ((1 + delta) * (1 + delta));
-  const double psi = -v * delta / std::pow(1 + delta, 3);
-  const double ddelta = -(kappa * delta * psi / rho) / (kappa * P + kappa * delta * dphi / rho);
-  const double dP = (dphi * ddelta + psi) / rho;
-  return -dP / (P * P);
-}
-
-// d T01/dh for Gaussian columns: the real-Wishart bias of Bai and Silverstein,
-//   E tr(T - zeta)^{-1} - r m_T(zeta) -> y mu^3 (1 + mu)^{-3} / (1 - y mu^2 (1 + mu)^{-2})^2,
-// mu = -(1 - y)/zeta + y m_T(zeta) (the companion transform), at zeta = rho z; per unit 1/D it
-// is the bias of T01 = (1/r) tr(S_A - z)^{-1} = rho m_T(rho z) times D/r * rho = 1.
-double wishart_dT01(const Params& p, const SpectralModel& model, double z) {
-  const double y = p.rho / p.kappa;
-  const double zeta = p.rho * z;
-  const double mT = model.at(z, MomentMethod::Exact).T(0, 1) / p.rho;
-  const double mu = -(1 - y) / zeta + y * mT;
-  const double r = mu / (1 + mu);
-  const double den = 1 - y * r * r;
-  return y * r * r * r / (den * den);
-}
-
-// The bias of every R_{k,j}, T_{k,j} (j <= 2) from dT01/dh as a function of z: dg = rho dT01;
-// the z-derivative gives j = 2; S^k (S - z)^{-j} = S^{k-1} (S - z)^{-(j-1)} + z S^{k-1}
-// (S - z)^{-j} gives k >= 1 (the moments tr S/D and tr Sigma S/D have no bias: they are linear
-// in S and E S = Sigma).
-template <typename F>
-SpectralBias bias_from(const Params& p, double z, F dT01) {
-  const double step = 1e-4 * std::abs(z);
-  const double b1 = dT01(z);
-  const double b2 = (dT01(z + step) - dT01(z - step)) / (2 * step);
-  SpectralBias out;
-  auto fill = [z](double (&B)[4][3], double d01, double d02) {
-    B[0][1] = d01;
-    B[0][2] = d02;
-    B[1][1] = z * B[0][1];  // + bias of tr S^0/D = 1: none
-    B[1][2] = B[0][1] + z * B[0][2];
-    B[2][1] = z * B[1][1];  // + bias of tr S/D: none
-    B[2][2] = B[1][1] + z * B[1][2];
-    B[3][2] = B[2][1] + z * B[2][2];
-    // B[3][1] would need the bias of tr S^2/D; no formula uses R_{3,1}: left 0.
-  };
-  fill(out.T, b1, b2);
-  fill(out.R, p.rho * b1, p.rho * b2);
-  return out;
-}
-
 }  // namespace
 
 namespace detail {
@@ -349,19 +317,18 @@ class SourceTerms {
     source("test_context").test_context = true;
     if (!sw.gaussian_context) context_terms();
     if (!sw.sphere_queries) source("query_norms").law.cov(A_NORM, A_NORM) = 2.0;  // Var |x|^2
-    if (q_.task_spectrum.empty()) {
-      quadratic_forms();
-      auto wishart = [&](double z) { return wishart_dT01(q_, model_, z); };
-      auto norms = [&](double z) { return mixture_dT01(q_, model_, z, 2 / q_.rho); };
-      source("task_sampling").bias =
-          bias_from(q_, z0_, [&](double z) { return wishart(z) - norms(z); });
-      // The norms and the counts through the task-resolved theory (spectrum and channel,
-      // §21.6): Var |w|^2/D = 2/r; Var of the relative count = M0/N (uniform, with
-      // replacement).
-      if (!sw.fixed_norm_tasks) source("task_norms").norm_variance = 2 / q_.rho;
-      if (sw.assignment == Assignment::Random)
-        source("task_counts").count_variance = q_.kappa / q_.tau;
-    }
+    quadratic_forms();
+    // The finite-M0 bias of the spectrum of S for tasks of fixed norm (§21.5; a general task
+    // spectrum: §21.13).
+    source("task_sampling").bias =
+        q_.task_spectrum.empty() ? low_rank_task_sampling_bias(q_, model_, z0_)
+                                 : task_spectrum_bias(q_, model_, z0_, TaskLaw::FixedNorm);
+    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6,
+    // §21.15): Gaussian against fixed-norm tasks by their energies on the levels of Sigma; Var
+    // of the relative count = M0/N (uniform, with replacement).
+    source("task_norms").gaussian_norms = !sw.fixed_norm_tasks;
+    if (sw.assignment == Assignment::Random)
+      source("task_counts").count_variance = q_.kappa / q_.tau;
     return sources_;
   }
 
@@ -401,9 +368,10 @@ class SourceTerms {
     auto G = [=](double s) { return 1 / (kq * (s - z0)); };
     auto Gb = [=](double s) { return ratio * s / (s - z0); };
     auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z0) * (s - z0)); };
-    const auto& mu = model_.spectrum_on_task_subspace();
     auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S)
-      return rho * numerics::integrate(mu, f).value + (1 - rho) * f(0.0);
+      if (!model_.low_rank()) return numerics::integrate(model_.spectrum_of_S(), f).value;
+      return rho * numerics::integrate(model_.spectrum_on_task_subspace(), f).value +
+             (1 - rho) * f(0.0);
     };
     const double Dl = 1 + x0[CHI] + nu * x0[CHIBAR];
     const double Etr = q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR];
@@ -427,6 +395,27 @@ class SourceTerms {
                   4 * nu * nu * Etr * G(s) / D3);
     };
     qf.M.off_A = K * (nu * scal + 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3);
+    if (!model_.low_rank()) sigma_weighted_terms(qf);
+  }
+
+  // General task spectrum (docs/finite_dim.md §21.14): the first-order change of Gbar and of
+  // Gbar^2 + N at the root, f(s) = sum_{j=0..4} a_j (s - z0)^{-j} (the corrections are rational in
+  // S with their only pole at z0, bounded at infinity), traced against Sigma:
+  // sum_j a_j T_{0,j}(z0) (T_{0,0} = tr Sigma/D = 1). The a_j from f at five points.
+  void sigma_weighted_terms(MatrixCorrection& qf) const {
+    const Vec& x0 = x0_;
+    const double z0 = z0_, k = q_.kappa, qh = x0[QH], mh = x0[MH];
+    auto H0 = [=](double s) { return qh * (s - z0); };
+    auto G0 = [=](double s) { return mh * s / H0(s); };
+    auto N0 = [=](double s) { return (x0[CHIH] * s + x0[CHIBARH]) / (k * H0(s) * H0(s)); };
+    auto dG = [&](double s) { return (qf.L.on_A(s) - G0(s) * qf.H.on_A(s)) / H0(s); };
+    auto dN = [&](double s) {
+      return qf.M.on_A(s) / (k * H0(s) * H0(s)) - 2 * N0(s) * qf.H.on_A(s) / H0(s);
+    };
+    const SpectralValues v = model_.at(z0, MomentMethod::Exact);
+    auto traced = [&](const std::function<double(double)>& f) { return sigma_traced(f, z0, v); };
+    qf.sigma_m0 = traced(dG);
+    qf.sigma_q0 = traced([&](double s) { return 2 * G0(s) * dG(s) + dN(s); });
   }
 
   const Params& q_;
@@ -470,9 +459,11 @@ class Response {
   bool slope_of(const Source& src, Errors& slope, OrderParams& os) {
     Source scalar = src;
     scalar.matrix = MatrixCorrection{};
-    scalar.norm_variance = scalar.count_variance = 0;
+    scalar.gaussian_norms = false;
+    scalar.count_variance = 0;
     bool ok = respond(scalar, slope, os);
-    if (ok && (src.norm_variance > 0 || src.count_variance > 0)) ok = resolved(src, slope, os);
+    if (ok && src.count_variance > 0) ok = resolved_counts(src.count_variance, slope, os);
+    if (ok && src.gaussian_norms) ok = resolved_norms(slope, os);
     if (ok && src.matrix.active) {
       Source matrix;
       matrix.matrix = src.matrix;
@@ -504,36 +495,58 @@ class Response {
     return true;
   }
 
-  // The task-resolved theory at the limit (every task alike) and with a law of mean 1 and
-  // variance v/Deff, two points (exact to second order); the slope is Deff times the
-  // difference.
-  bool resolved(const Source& src, Errors& slope, OrderParams& os) {
-    constexpr double kDeff = 1e4;
-    auto two_point = [](double v) {
-      const double s = std::sqrt(v / kDeff);
-      return DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}};
-    };
-    if (!resolved0_) resolved0_ = solve_task_resolved(q_, limit_);
-    const TaskResolvedResult t = solve_task_resolved(
-        q_, limit_, src.norm_variance > 0 ? two_point(src.norm_variance) : DiscreteLaw{},
-        src.count_variance > 0 ? two_point(src.count_variance) : DiscreteLaw{});
-    if (!resolved0_->converged() || !t.converged()) return false;
-    Errors de = t.error;
-    OrderParams dor = t.order;
-    add_scaled(de, resolved0_->error, -1);  // the differences first, then the scale
-    add_scaled(dor, resolved0_->order, -1);
+  // The task-resolved theory (docs/finite_dim.md §21.6, §21.15) with two laws of the tasks,
+  // laws of mean 1 whose variances are of order 1/Deff: the slope is Deff times the difference
+  // of the errors (second order in the spread, exact for these discrete laws).
+  static constexpr double kDeff = 1e4;
+  bool difference(const TaskResolvedResult& a, const TaskResolvedResult& b, Errors& slope,
+                  OrderParams& os) {
+    if (!a.converged() || !b.converged()) return false;
+    Errors de = a.error;
+    OrderParams dor = a.order;
+    add_scaled(de, b.error, -1);  // the differences first, then the scale
+    add_scaled(dor, b.order, -1);
     add_scaled(slope, de, kDeff);
     add_scaled(os, dor, kDeff);
     return true;
   }
 
+  // Every task alike: the saddle point written task by task (solved once).
+  const TaskResolvedResult& alike() {
+    if (!alike_) alike_ = solve_task_resolved(q_, limit_);
+    return *alike_;
+  }
+
+  // task_counts: relative counts of variance v/Deff (two points) against every task alike.
+  bool resolved_counts(double v, Errors& slope, OrderParams& os) {
+    const double s = std::sqrt(v / kDeff);
+    return difference(solve_task_resolved(q_, limit_, {}, DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}}),
+                      alike(), slope, os);
+  }
+
+  // task_norms: Gaussian minus fixed-norm tasks by their energies on the levels of Sigma
+  // (§21.15). Gaussian energies chi_l are independent, mean 1, variance 2/(w_l D) on each level
+  // of t_l > 0 (sigma points 1 +- sqrt(L v_l/Deff) on one level at a time, L such levels); a
+  // fixed-norm task divides them by its norm sum_l w_l t_l chi_l.
+  bool resolved_norms(Errors& slope, OrderParams& os) {
+    const auto levels = q_.population_spectrum();
+    std::vector<std::size_t> on;
+    for (std::size_t l = 0; l < levels.size(); ++l)
+      if (levels[l].position > 0) on.push_back(l);
+    auto law = [&](bool fixed) { return gaussian_task_energies(q_, kDeff, fixed); };
+    // With one level (low-rank tasks) the fixed-norm tasks are all alike.
+    const TaskResolvedResult g = solve_task_resolved_levels(q_, limit_, law(false));
+    if (on.size() == 1) return difference(g, alike(), slope, os);
+    return difference(g, solve_task_resolved_levels(q_, limit_, law(true)), slope, os);
+  }
+
+  std::optional<TaskResolvedResult> alike_;
   const Params& q_;
   const PerturbedMap& map_;
   const SpectralModel& model_;
   const Solution& limit_;
   const Vec& x0_;
   Eigen::MatrixXd J_;
-  std::optional<TaskResolvedResult> resolved0_;
 };
 
 // Validation, the sizes of D, the D -> infinity solve and the list of sources and omitted
@@ -551,9 +564,6 @@ FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options)
   r.residual_norm = r.limit.residual_norm;
   for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
   r.omitted = {"task_directions_channel", "higher_order"};
-  if (!p.task_spectrum.empty())
-    r.omitted.insert(r.omitted.begin(),
-                     {"context_quadratic_forms", "task_sampling", "task_norms", "task_counts"});
   return r;
 }
 

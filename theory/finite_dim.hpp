@@ -25,11 +25,12 @@ namespace icl::theory {
 //                   residual (Stein's lemma, §21.4)
 //   query_norms     |x|^2 of the training queries, Var = 2/D (§21.4); 0 with sphere_queries
 //   task_sampling   the finite-M0 bias of the spectrum of S for tasks of fixed norm (the real
-//                   Wishart 1/M0 bias, §21.5)
-//   task_norms      the spectrum bias from the norms |w|^2/D of Gaussian tasks (§21.5); 0 with
-//                   fixed_norm_tasks
-//   task_counts     the spectrum bias from the random number of sequences per task (§21.5);
-//                   0 with assignment balanced
+//                   Wishart 1/M0 bias, §21.5; a general task spectrum: §21.13)
+//   task_norms      the norms |w|^2/D of Gaussian tasks (a general task spectrum: their energies
+//                   on the levels of Sigma), through the task-resolved theory (§21.6, §21.15);
+//                   0 with fixed_norm_tasks
+//   task_counts     the random number of sequences per task, through the task-resolved theory
+//                   (§21.6, a general task spectrum §21.15); 0 with assignment balanced
 const std::vector<std::string>& finite_dim_source_names();
 
 struct FiniteDimOptions {
@@ -117,12 +118,12 @@ std::optional<std::pair<double, double>> shift_as_idg_odg(const Params& p);
 Params at_dimension(const Params& p, int dim);
 
 // Validates p and options (InvalidParams naming the field). With lambda > 0 or tau > 1 it
-// linearizes the saddle point (§21.2). On the ridgeless branch (lambda = 0 and tau <= 1 at the
-// sizes of D, Params::on_ridgeless_branch) the prediction is the minimum-norm solution's: the Letey/Lu
-// limit plus the lambda -> 0+ limit of the ridge slopes (§21.10); at the interpolation peak
-// (tau = 1 at the sizes of D, N = D^2) it is refused (InvalidParams "tau"). The spectrum
-// sources need the paper's low-rank tasks (with a task_spectrum they are listed in `omitted`).
-// A limit solve that does not converge gives that status and NaN values.
+// linearizes the saddle point (§21.2); every source is derived for any task spectrum
+// (docs/finite_dim.md §21.13-§21.15). On the ridgeless branch (lambda = 0 and tau <= 1 at the
+// sizes of D, Params::on_ridgeless_branch) the prediction is the minimum-norm solution's: the
+// Letey/Lu limit plus the lambda -> 0+ limit of the ridge slopes (§21.10); at the interpolation
+// peak (tau = 1 at the sizes of D, N = D^2) it is refused (InvalidParams "tau"). A limit solve
+// that does not converge gives that status and NaN values.
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
 
 namespace detail {

@@ -1,20 +1,24 @@
-// The task-resolved deterministic equivalent (docs/finite_dim.md §21.6).
+// The task-resolved deterministic equivalent (docs/finite_dim.md §21.6; a general task spectrum
+// §21.15).
 //
 // Unknowns: c = qbarhat + lambda (the isotropic part of the Hessian H), d = chibarhat (of the
-// noise covariance M), chibar, qbar, G = the deterministic equivalent of H^{-1} on span(A), and
-// per task class j the channel weights h_j (qhat_mu) and k_j (chihat_mu). Per task
-// (w = sqrt(t) w~, omega its relative number of sequences; y = t G / kappa, a = 1 + omega h y):
+// noise covariance M), chibar, qbar, Phi (the deterministic equivalent H^{-1} ~ (c + Phi Sigma)^{-1},
+// level by level g_l = 1/(c + Phi t_l) on the population levels of Sigma), and per task class j
+// the channel weights h_j (qhat_mu) and k_j (chihat_mu). Per task (w = sqrt(t) w~, omega its
+// relative number of sequences; y = t (1/M0) tr Sigma H^{-1}, a = 1 + omega h y):
 //   chi_mu = y / a,  Delta = 1 + chi_mu + nu_t chibar,  nu_t = (t + sigma^2)/alpha,
 //   m_mu = t - c kappa y / a,
 //   q_mu = t - 2 c kappa y / a + c^2 kappa t y2 / a^2 + (t yM + omega k y^2) / a^2,
 //   E = sigma^2 + t - 2 m_mu + q_mu + nu_t qbar,  h = K / Delta,  k = K E / Delta^2,
 // and globally (E over the task law; the samples weight tasks by omega):
-//   G = 1/(c + Phi/rho),  Phi = E[omega h t / (1 + omega h t G/kappa)],
+//   Phi = E[omega h t / (1 + omega h y)],
 //   c = lambda + K E[omega nu_t / Delta],  d = K E[omega nu_t E / Delta^2],
-//   chibar = (rho G + (1 - rho)/c) / kappa,
+//   chibar = tr H^{-1} / (kappa D),
 //   qbar = 1 - 2 c tr H^{-1}/D + c^2 tr H^{-2}/D + (d/kappa) tr H^{-2}/D + E[omega k t y2 / a^2],
 // with y2 = (1/M0) tr Sigma H^{-2}, yS = (1/M0) tr Sigma H^{-1} Sigma H^{-1},
-// yM = d y2 + E[omega k t / a^2] yS from derivatives of the deterministic equivalent.
+// yM = d y2 + E[omega k t / a^2] yS from derivatives of the deterministic equivalent in c and
+// along Sigma (Phi moving through y, the tasks' weights held). For Sigma = P_A/rho this is the
+// scalar G = 1/(c + Phi/rho) on span(A) of the low-rank theory.
 #include "theory/task_resolved.hpp"
 
 #include <cmath>
@@ -30,109 +34,153 @@ namespace icl::theory {
 namespace {
 
 struct TaskClass {
-  double t, omega, p;  // norm, relative count, probability
+  // The task's energy on each population level of Sigma relative to its mean (a task
+  // w = sqrt(t) w~ of typical direction has chi_l = t on every level), its relative count and
+  // its probability.
+  std::vector<double> chi;
+  double omega, p;
 };
 
 struct System {
   Params p;
   std::vector<TaskClass> classes;
+  // The population levels of Sigma (t_l on a fraction w_l; the paper's tasks are
+  // {(1/rho, rho), (0, 1 - rho)}).
+  std::vector<numerics::Atom> levels;
   int n() const { return static_cast<int>(classes.size()); }
+  int nl() const { return static_cast<int>(levels.size()); }
 
-  // The deterministic-equivalent quantities at (c, d, G, h, k).
+  // A task's quadratic form (1/M0) w^T A w for A = a(Sigma) given level by level.
+  double form(const TaskClass& tc, const Eigen::VectorXd& a) const {
+    double f = 0;
+    for (int l = 0; l < nl(); ++l) f += levels[l].mass * levels[l].position * tc.chi[l] * a[l];
+    return f / p.kappa;
+  }
+  double norm(const TaskClass& tc) const { return p.kappa * form(tc, Eigen::VectorXd::Ones(nl())); }
+
+  // The deterministic equivalent H^{-1} ~ (c + Phi(Sigma))^{-1}, level by level
+  // g_l = 1/(c + Phi_l t_l), Phi_l = E[omega h chi_l / a], and its derivatives with the tasks'
+  // weights held (Phi moves through each task's leverage y; docs/finite_dim.md §21.15).
   struct Globals {
-    double y, y2, yS, yM, trH1, trH2, dGdc;
+    Eigen::VectorXd g, e2, eS, eM;  // H^{-1}, E H^{-2}, H^{-1} Sigma H^{-1}, H^{-1} M H^{-1}
+    double trH1 = 0, trH2 = 0;
   };
-  Globals globals(double c, double d, double G, const Eigen::VectorXd& h,
+  Globals globals(double c, double d, const Eigen::VectorXd& Phi, const Eigen::VectorXd& h,
                   const Eigen::VectorXd& k) const {
-    const double ka = p.kappa, rho = p.rho;
-    Globals g;
-    g.y = G / ka;
-    double a2 = 0, kw = 0;
+    const int L = nl();
+    Globals G;
+    G.g.resize(L);
+    for (int l = 0; l < L; ++l) G.g[l] = 1 / (c + Phi[l] * levels[l].position);
+    // C_lk = (1/kappa) E[(omega h/a)^2 chi_l chi_k] w_k t_k g_k^2; the tasks' M part per level.
+    Eigen::MatrixXd C = Eigen::MatrixXd::Zero(L, L);
+    Eigen::VectorXd PM = Eigen::VectorXd::Zero(L);
     for (int j = 0; j < n(); ++j) {
       const auto& tc = classes[j];
-      const double hw = tc.omega * h[j] * tc.t, den = 1 + hw * g.y;
-      a2 += tc.p * (hw / den) * (hw / den);
-      kw += tc.p * tc.omega * k[j] * tc.t / (den * den);
+      const double a = 1 + tc.omega * h[j] * form(tc, G.g), b = tc.omega * h[j] / a;
+      for (int l = 0; l < L; ++l) {
+        PM[l] += tc.p * tc.omega * k[j] * tc.chi[l] / (a * a) * levels[l].position;
+        for (int m = 0; m < L; ++m)
+          C(l, m) += tc.p * b * b * tc.chi[l] * tc.chi[m] * levels[m].mass * levels[m].position *
+                     G.g[m] * G.g[m] / p.kappa;
+      }
     }
-    // d/dc and d/d(eps Sigma) of the deterministic equivalent, with the task weights held.
-    const double den = 1 - a2 * G * G / (ka * rho);
-    g.dGdc = -G * G / den;
-    const double dGde = -(G * G / rho) / den;
-    g.y2 = -g.dGdc / ka;
-    g.yS = -dGde / ka;
-    g.yM = d * g.y2 + kw * g.yS;
-    g.trH1 = rho * G + (1 - rho) / c;
-    g.trH2 = rho * (-g.dGdc) + (1 - rho) / (c * c);
-    return g;
+    Eigen::VectorXd t(L);
+    for (int l = 0; l < L; ++l) t[l] = levels[l].position;
+    const Eigen::MatrixXd A = Eigen::MatrixXd::Identity(L, L) - C * t.asDiagonal();
+    const auto lu = A.fullPivLu();
+    // -d g/d(eps P) for a level perturbation P of H: g^2 (P + t dPhi), (1 - C t) dPhi = C P.
+    auto response = [&](const Eigen::VectorXd& P) {
+      const Eigen::VectorXd dPhi = lu.solve(C * P);
+      return Eigen::VectorXd(G.g.array().square() * (P.array() + t.array() * dPhi.array()));
+    };
+    G.e2 = response(Eigen::VectorXd::Ones(L));
+    G.eS = response(t);
+    G.eM = d * G.e2 + response(PM);
+    for (int l = 0; l < L; ++l) {
+      G.trH1 += levels[l].mass * G.g[l];
+      G.trH2 += levels[l].mass * G.e2[l];
+    }
+    return G;
   }
 
   struct PerTask {
-    double a, chi, Delta, m, q, E;
+    double t, y, a, chi, Delta, m, q, E, Y2, YS;
   };
-  PerTask task(int j, double c, double chibar, double qbar, const Globals& g, double h,
+  PerTask task(int j, double c, double chibar, double qbar, const Globals& G, double h,
                double k) const {
     const auto& tc = classes[j];
     const double ka = p.kappa, s2 = p.sigma * p.sigma;
-    const double nu_t = (tc.t + s2) / p.alpha;
-    const double y = tc.t * g.y;
     PerTask r;
-    r.a = 1 + tc.omega * h * y;
-    r.chi = y / r.a;
+    r.t = norm(tc);
+    const double nu_t = (r.t + s2) / p.alpha;
+    r.y = form(tc, G.g);
+    r.Y2 = form(tc, G.e2);
+    r.YS = form(tc, G.eS);
+    const double YM = form(tc, G.eM);
+    r.a = 1 + tc.omega * h * r.y;
+    r.chi = r.y / r.a;
     r.Delta = 1 + r.chi + nu_t * chibar;
-    r.m = tc.t - c * ka * y / r.a;
-    r.q = tc.t - 2 * c * ka * y / r.a + c * c * ka * tc.t * g.y2 / (r.a * r.a) +
-          (tc.t * g.yM + tc.omega * k * y * y) / (r.a * r.a);
-    r.E = s2 + tc.t - 2 * r.m + r.q + nu_t * qbar;
+    r.m = r.t - c * ka * r.y / r.a;
+    r.q = r.t - 2 * c * ka * r.y / r.a + c * c * ka * r.Y2 / (r.a * r.a) +
+          (YM + tc.omega * k * r.y * r.y) / (r.a * r.a);
+    r.E = s2 + r.t - 2 * r.m + r.q + nu_t * qbar;
     return r;
   }
 
-  // x = (c, d, chibar, qbar, G, h_1..h_n, k_1..k_n).
+  // x = (c, d, chibar, qbar, Phi_1..Phi_L, h_1..h_n, k_1..k_n).
+  int size() const { return 4 + nl() + 2 * n(); }
   bool residual(const Eigen::VectorXd& x, Eigen::VectorXd& F) const {
-    const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], G = x[4];
-    if (!(c > 0) || !(G > 0)) return false;
-    const Eigen::VectorXd h = x.segment(5, n()), k = x.segment(5 + n(), n());
-    const Globals g = globals(c, d, G, h, k);
+    const int L = nl();
+    const double c = x[0], d = x[1], chibar = x[2], qbar = x[3];
+    const Eigen::VectorXd Phi = x.segment(4, L), h = x.segment(4 + L, n()),
+                          k = x.segment(4 + L + n(), n());
+    if (!(c > 0) || !(Phi.minCoeff() > 0)) return false;
+    const Globals G = globals(c, d, Phi, h, k);
     const double K = p.tau / p.kappa, s2 = p.sigma * p.sigma;
-    double Phi = 0, cbar = 0, dbar = 0, qnoise = 0;
-    F.resize(5 + 2 * n());
+    Eigen::VectorXd Phi_sum = Eigen::VectorXd::Zero(L);
+    double cbar = 0, dbar = 0, qnoise = 0;
+    F.resize(size());
     for (int j = 0; j < n(); ++j) {
       const auto& tc = classes[j];
-      const PerTask r = task(j, c, chibar, qbar, g, h[j], k[j]);
-      const double nu_t = (tc.t + s2) / p.alpha;
-      Phi += tc.p * tc.omega * h[j] * tc.t / r.a;
+      const PerTask r = task(j, c, chibar, qbar, G, h[j], k[j]);
+      const double nu_t = (r.t + s2) / p.alpha;
+      for (int l = 0; l < L; ++l) Phi_sum[l] += tc.p * tc.omega * h[j] * tc.chi[l] / r.a;
       cbar += tc.p * tc.omega * nu_t / r.Delta;
       dbar += tc.p * tc.omega * nu_t * r.E / (r.Delta * r.Delta);
-      qnoise += tc.p * tc.omega * k[j] * tc.t * g.y2 / (r.a * r.a);
-      F[5 + j] = h[j] - K / r.Delta;
-      F[5 + n() + j] = k[j] - K * r.E / (r.Delta * r.Delta);
+      qnoise += tc.p * tc.omega * k[j] * r.Y2 / (r.a * r.a);
+      F[4 + L + j] = h[j] - K / r.Delta;
+      F[4 + L + n() + j] = k[j] - K * r.E / (r.Delta * r.Delta);
     }
     F[0] = c - (p.lambda + K * cbar);
     F[1] = d - K * dbar;
-    F[2] = chibar - g.trH1 / p.kappa;
-    F[3] = qbar - (1 - 2 * c * g.trH1 + c * c * g.trH2 + (d / p.kappa) * g.trH2 + qnoise);
-    F[4] = G - 1 / (c + Phi / p.rho);
+    F[2] = chibar - G.trH1 / p.kappa;
+    F[3] = qbar - (1 - 2 * c * G.trH1 + c * c * G.trH2 + (d / p.kappa) * G.trH2 + qnoise);
+    F.segment(4, L) = Phi - Phi_sum;
     return F.allFinite();
   }
 };
 
-std::vector<TaskClass> classes_of(const DiscreteLaw& norms, const DiscreteLaw& counts) {
-  auto check = [](const DiscreteLaw& l, const char* name) {
-    double sum = 0;
-    if (l.values.empty() || l.values.size() != l.weights.size())
-      throw InvalidParams(name, "a discrete law needs as many weights as values (at least one)");
-    for (std::size_t i = 0; i < l.values.size(); ++i) {
-      if (!(l.values[i] > 0) || !(l.weights[i] > 0))
-        throw InvalidParams(name, "values and weights must be positive");
-      sum += l.weights[i];
-    }
-    if (std::abs(sum - 1) > 1e-12) throw InvalidParams(name, "weights must sum to 1");
-  };
-  check(norms, "norms");
-  check(counts, "counts");
+void check_law(const std::vector<double>& weights, std::size_t values, const char* name) {
+  double sum = 0;
+  if (weights.empty() || weights.size() != values)
+    throw InvalidParams(name, "a discrete law needs as many weights as values (at least one)");
+  for (double w : weights) {
+    if (!(w > 0)) throw InvalidParams(name, "weights must be positive");
+    sum += w;
+  }
+  if (std::abs(sum - 1) > 1e-12) throw InvalidParams(name, "weights must sum to 1");
+}
+
+// The classes: every energy vector with every count (independent).
+std::vector<TaskClass> classes_of(const LevelLaw& energies, const DiscreteLaw& counts) {
+  check_law(energies.weights, energies.chi.size(), "energies");
+  check_law(counts.weights, counts.values.size(), "counts");
+  for (double v : counts.values)
+    if (!(v > 0)) throw InvalidParams("counts", "values must be positive");
   std::vector<TaskClass> out;
-  for (std::size_t i = 0; i < norms.values.size(); ++i)
+  for (std::size_t i = 0; i < energies.chi.size(); ++i)
     for (std::size_t j = 0; j < counts.values.size(); ++j)
-      out.push_back({norms.values[i], counts.values[j], norms.weights[i] * counts.weights[j]});
+      out.push_back({energies.chi[i], counts.values[j], energies.weights[i] * counts.weights[j]});
   return out;
 }
 
@@ -140,11 +188,25 @@ std::vector<TaskClass> classes_of(const DiscreteLaw& norms, const DiscreteLaw& c
 
 TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
                                        const DiscreteLaw& norms, const DiscreteLaw& counts) {
+  check_law(norms.weights, norms.values.size(), "norms");
+  LevelLaw energies;
+  for (double t : norms.values) {
+    if (!(t > 0)) throw InvalidParams("norms", "values must be positive");
+    energies.chi.push_back(std::vector<double>(p.population_spectrum().size(), t));
+  }
+  energies.weights = norms.weights;
+  return solve_task_resolved_levels(p, start, energies, counts);
+}
+
+TaskResolvedResult solve_task_resolved_levels(const Params& p, const Solution& start,
+                                              const LevelLaw& energies,
+                                              const DiscreteLaw& counts) {
   p.validate_for_saddle_point();
-  if (!p.task_spectrum.empty())
-    throw InvalidParams("task_spectrum", "the task-resolved theory is for low-rank tasks");
-  System sys{p, classes_of(norms, counts)};
-  const int n = sys.n();
+  System sys{p, classes_of(energies, counts), p.population_spectrum()};
+  for (const auto& tc : sys.classes)
+    if (tc.chi.size() != sys.levels.size())
+      throw InvalidParams("energies", "one energy per population level of the task spectrum");
+  const int n = sys.n(), L = sys.nl();
   TaskResolvedResult r;
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   r.error = {nan, nan, nan};
@@ -153,12 +215,15 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
     r.message = "no saddle-point solution to start from: " + start.message;
     return r;
   }
-  // Start: every task at the saddle point (G = T01 / qhat, the resolvent of H = qhat (S - z)).
+  // Start: every task at the saddle point, H = qhat (S - z) ~ qhat (beta Sigma - z) (the
+  // deterministic equivalent of docs/general_covariance.md §12.3): Phi = qhat beta.
   const OrderParams& o = start.order;
   const SpectralModel model(p);
-  const double T01 = model.at(start.z, numerics::MomentMethod::Exact).T(0, 1);
-  Eigen::VectorXd x(5 + 2 * n);
-  x << p.lambda + o.qbarhat, o.chibarhat, o.chibar, o.qbar, T01 / o.qhat,
+  const double ratio = 1 / p.kappa;
+  const double beta =
+      1 - ratio - ratio * start.z * model.at(start.z, numerics::MomentMethod::Exact).R(0, 1);
+  Eigen::VectorXd x(sys.size());
+  x << p.lambda + o.qbarhat, o.chibarhat, o.chibar, o.qbar, Eigen::VectorXd::Constant(L, o.qhat * beta),
       Eigen::VectorXd::Constant(n, o.qhat), Eigen::VectorXd::Constant(n, o.chihat);
   // Newton with a numerical Jacobian and step halving (the start is within O(1/sqrt(D)) of the
   // root for the finite-D laws, so a few steps suffice).
@@ -208,30 +273,56 @@ TaskResolvedResult solve_task_resolved(const Params& p, const Solution& start,
     return r;
   }
   // Observables (docs/errors_phases.md §7) from the root.
-  const double c = x[0], d = x[1], chibar = x[2], qbar = x[3], G = x[4];
-  const Eigen::VectorXd h = x.segment(5, n), k = x.segment(5 + n, n);
-  const auto g = sys.globals(c, d, G, h, k);
+  const double c = x[0], d = x[1], chibar = x[2], qbar = x[3];
+  const Eigen::VectorXd h = x.segment(4 + L, n), k = x.segment(4 + L + n, n);
+  const auto G = sys.globals(c, d, x.segment(4, L), h, k);
   double m = 0, q = 0, qnoise_S = 0;
   for (int j = 0; j < n; ++j) {
     const auto& tc = sys.classes[j];
-    const auto t = sys.task(j, c, chibar, qbar, g, h[j], k[j]);
+    const auto t = sys.task(j, c, chibar, qbar, G, h[j], k[j]);
     m += tc.p * t.m;  // TM: the M0 tasks with equal weights
     q += tc.p * t.q;
-    qnoise_S += tc.p * tc.omega * k[j] * tc.t * g.yS / (t.a * t.a);
+    qnoise_S += tc.p * tc.omega * k[j] * t.YS / (t.a * t.a);
+  }
+  double sg = 0, se2 = 0;  // tr(Sigma H^{-1})/D, tr(Sigma E H^{-2})/D
+  for (int l = 0; l < L; ++l) {
+    sg += sys.levels[l].mass * sys.levels[l].position * G.g[l];
+    se2 += sys.levels[l].mass * sys.levels[l].position * G.e2[l];
   }
   OrderParams out{};
   out.m = m;
   out.q = q;
   out.qbar = qbar;
   out.chibar = chibar;
-  out.m0 = 1 - c * G;                            // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
-  out.q0 = 1 - 2 * c * G + c * c * (-g.dGdc) + (d / p.kappa) * (-g.dGdc) + qnoise_S;
-  out.mbar = p.rho * (1 - c * G);                // tr(Gbar)/D (Gbar vanishes off span(A))
+  out.m0 = 1 - c * sg;  // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
+  out.q0 = 1 - 2 * c * sg + (c * c + d / p.kappa) * se2 + qnoise_S;
+  out.mbar = 1 - c * G.trH1;  // tr(Gbar)/D
   r.error = errors_from(p, out);
   r.order = out;
   r.status = numerics::Status::Converged;
   r.message = "task-resolved deterministic equivalent";
   return r;
+}
+
+LevelLaw gaussian_task_energies(const Params& p, double deff, bool fixed_norm) {
+  const auto levels = p.population_spectrum();
+  std::vector<std::size_t> on;
+  for (std::size_t l = 0; l < levels.size(); ++l)
+    if (levels[l].position > 0) on.push_back(l);
+  LevelLaw out;
+  for (std::size_t i : on)
+    for (double sign : {-1.0, 1.0}) {
+      std::vector<double> chi(levels.size(), 1.0);
+      chi[i] += sign * std::sqrt(on.size() * 2 / levels[i].mass / deff);
+      double t = 0;
+      for (std::size_t l = 0; l < levels.size(); ++l)
+        t += levels[l].mass * levels[l].position * chi[l];
+      if (fixed_norm)
+        for (double& x : chi) x /= t;
+      out.chi.push_back(chi);
+      out.weights.push_back(0.5 / on.size());
+    }
+  return out;
 }
 
 }  // namespace icl::theory

@@ -1,0 +1,51 @@
+// The O(1/D) bias of the spectrum of S = (1/M0) sum_mu w_mu w_mu^T: for the paper's low-rank
+// tasks (docs/finite_dim.md §21.5) and for a general population task spectrum (§21.13), where
+// the mean of the resolvent's traces over one draw of the M0 tasks differs from the
+// deterministic equivalent of docs/general_covariance.md §12.3 by a term of order 1/M0, derived
+// by Gaussian integration by parts (real tasks), for Gaussian tasks w = Sigma^{1/2} g and for tasks rescaled to |w|^2 = D (the simulator's fixed-norm tasks,
+// docs/simulation.md §13.7).
+#pragma once
+
+#include <functional>
+
+#include "theory/params.hpp"
+#include "theory/spectral_model.hpp"
+
+namespace icl::theory {
+
+// 1/D biases of the spectral values, per unit h = 1/D: dR_{k,j}/dh and dT_{k,j}/dh (j <= 2;
+// docs/finite_dim.md §21.5, §21.13). R_{3,1} is left 0 (no formula uses it).
+struct SpectralBias {
+  double R[4][3] = {};
+  double T[4][3] = {};
+};
+
+// Low-rank tasks (docs/finite_dim.md §21.5): task_sampling's bias, the real-Wishart bias of
+// Bai and Silverstein minus the task norms' weight mixture, at z.
+SpectralBias low_rank_task_sampling_bias(const Params& p, const SpectralModel& model, double z);
+
+enum class TaskLaw { Gaussian, FixedNorm };
+
+// The biases of R_{0,1} = (1/D) tr (S - z)^{-1} and T_{0,1} = (1/D) tr Sigma (S - z)^{-1} per
+// unit 1/D at real z below the spectrum of S, and of T_{1,0} = (1/D) tr Sigma S (nonzero for
+// fixed-norm tasks only: E[w w^T] = Sigma + (2/D)(tau2 Sigma - Sigma^2)). General task spectrum
+// (p.task_spectrum non-empty, or the low-rank one given as population: p.population_spectrum()).
+struct ResolventBias {
+  double R01 = 0, T01 = 0, T10 = 0;
+};
+ResolventBias task_spectrum_resolvent_bias(const Params& p, const SpectralModel& model, double z,
+                                           TaskLaw law);
+
+// Every R_{k,j}, T_{k,j} bias (j <= 2) at z from the above (the z-derivative for j = 2 and the
+// recursion S^k (S - z)^{-j} = S^{k-1} (S - z)^{-(j-1)} + z S^{k-1} (S - z)^{-j}).
+SpectralBias task_spectrum_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law);
+
+// The same from any function z -> ResolventBias.
+SpectralBias spectral_bias_from(double z, const std::function<ResolventBias(double)>& bias);
+
+// tr(Sigma f(S))/D for f(s) = sum_{j=0..4} a_j (s - z0)^{-j} (docs/finite_dim.md §21.14):
+// a_0 + sum_j a_j T_{0,j}(z0) with the values v at z0. The a_j from f at five points; f at a sixth
+// checks the form (std::logic_error otherwise).
+double sigma_traced(const std::function<double(double)>& f, double z0, const SpectralValues& v);
+
+}  // namespace icl::theory
