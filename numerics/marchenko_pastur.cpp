@@ -170,4 +170,11 @@ std::complex<double> MarchenkoPastur::stieltjes(std::complex<double> z) const {
   return m / scale_;
 }
 
+double real_wishart_trace_bias(double ratio, double zeta, double m) {
+  const double mu = -(1 - ratio) / zeta + ratio * m;
+  const double r = mu / (1 + mu);
+  const double den = 1 - ratio * r * r;
+  return ratio * r * r * r / (den * den);
+}
+
 }  // namespace icl::numerics

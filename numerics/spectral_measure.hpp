@@ -140,6 +140,15 @@ class MarchenkoPastur final : public SpectralMeasure {
   double scale_pow_[5], dual_scale_pow_[5];
 };
 
+// The O(1) mean correction of the resolvent trace of a real Gaussian sample covariance
+// T = G G^T / n (p x n, iid N(0, 1) entries, ratio y = p/n), below its spectrum (zeta < 0):
+//   E tr(T - zeta)^{-1} - p m(zeta) -> y mu^3 (1 + mu)^{-3} / (1 - y mu^2 (1 + mu)^{-2})^2,
+//   mu = -(1 - y)/zeta + y m(zeta),
+// with m = MarchenkoPastur(y).stieltjes(zeta) passed in (Bai and Silverstein's real case; complex
+// data have none). The finite-D theory's task spectrum and Bayes baselines use it
+// (docs/finite_dim.md §21.5, §21.16).
+double real_wishart_trace_bias(double ratio, double zeta, double m);
+
 // Generalized Marchenko-Pastur law: the limiting spectrum of S = (1/n) Sigma^{1/2} X X^T Sigma^{1/2}
 // (p x p, ratio = p/n) whose population covariance Sigma has the discrete spectrum `population`
 // (eigenvalue t_k >= 0 with weight w_k, weights summing to 1). m(z) solves the Silverstein equation

@@ -59,7 +59,7 @@ TEST_CASE("icl figs: bad names are exit 2 with a message") {
   r = run_figs("nosuchfigure --out " + d.file("o"), d);
   CHECK(r.code == 2);
   CHECK(contains(r.err, "unknown figure 'nosuchfigure'"));
-  r = run_figs("22 --out " + d.file("o"), d);   // one past the last figure
+  r = run_figs("23 --out " + d.file("o"), d);   // one past the last figure
   CHECK(r.code == 2);
   CHECK(!r.err.empty());
   CHECK(!fs::exists(d / "o" / "figs_run.json"));

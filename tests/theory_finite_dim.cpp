@@ -479,3 +479,49 @@ TEST_CASE("finite_dim_general_task_spectrum_sources_match_sampled_task_sets") {
     CHECK(std::abs(meas_n - pred_n[i]) <= 4 * se_n + 0.02);
   }
 }
+
+TEST_CASE("finite_dim_bayes_baselines_match_the_posterior_trace_by_monte_carlo") {
+  // docs/finite_dim.md §21.16: sigma_t^2 + (1/r) E tr(I + U^T U / s2)^{-1}, U the L_t x r test
+  // features of variance 1/r, sampled exactly at D = 20 (r = 18 for IDG, 20 for ODG, L_t = 20).
+  // The O(1/D) term must carry most of the gap to the limit (measured: 93%, the rest O(1/D^2)).
+  const Params p{.alpha = 2, .alpha_test = 1, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3,
+                 .sigma_test = 0.3};
+  FiniteDimOptions o;
+  o.dim = 20;
+  const FiniteDimResult r = solve_finite_dim(p, o);
+  REQUIRE(r.converged());
+  std::mt19937_64 rng(icl::numerics::derive_seed(20261203, "bayes"));
+  icl::numerics::NormalSampler nd(rng);
+  const double s2 = 0.09;
+  const auto monte_carlo = [&](int dirs, int L, int draws, double& se) {
+    double sum = 0, sum2 = 0;
+    for (int k = 0; k < draws; ++k) {
+      Eigen::MatrixXd U(L, dirs);
+      for (int i = 0; i < L; ++i)
+        for (int j = 0; j < dirs; ++j) U(i, j) = nd() / std::sqrt(double(dirs));
+      const Eigen::MatrixXd M =
+          Eigen::MatrixXd::Identity(dirs, dirs) + U.transpose() * U / s2;
+      const double v = M.inverse().trace() / dirs;
+      sum += v;
+      sum2 += v * v;
+    }
+    const double mean = sum / draws;
+    se = std::sqrt((sum2 / draws - mean * mean) / draws);
+    return s2 + mean;
+  };
+  double se_idg = 0, se_odg = 0;
+  const double idg = monte_carlo(18, 20, 3000, se_idg), odg = monte_carlo(20, 20, 3000, se_odg);
+  INFO("IDG MC " << idg << " +- " << se_idg << ", finite-D " << r.bayes_optimal.idg << ", limit "
+                 << r.limit.bayes_optimal.idg);
+  INFO("ODG MC " << odg << " +- " << se_odg << ", finite-D " << r.bayes_optimal.odg << ", limit "
+                 << r.limit.bayes_optimal.odg);
+  CHECK(std::abs(idg - r.bayes_optimal.idg) <= 4 * se_idg + 0.0015);
+  CHECK(std::abs(odg - r.bayes_optimal.odg) <= 4 * se_odg + 0.0015);
+  CHECK(std::abs(idg - r.bayes_optimal.idg) < 0.3 * std::abs(idg - r.limit.bayes_optimal.idg));
+  CHECK(std::abs(odg - r.bayes_optimal.odg) < 0.3 * std::abs(odg - r.limit.bayes_optimal.odg));
+  // Noiseless test prompts: no correction (the null directions are counted exactly).
+  Params clean = p;
+  clean.sigma_test = 0;
+  const FiniteDimResult c = solve_finite_dim(clean, o);
+  CHECK(c.bayes_optimal.idg == c.limit.bayes_optimal.idg);
+}

@@ -43,7 +43,9 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
   CHECK(keys == std::vector<std::string>{"dim", "status", "message", "residual_norm", "sized",
                                          "error", "limit", "slope", "order", "sources",
                                          "omitted", "uncertainty", "validity",
-                                         "finite_d_switches"});
+                                         "finite_d_switches", "bayes_optimal"});
+  CHECK(j.at("bayes_optimal").at("idg").get<double>() == r.bayes_optimal.idg);
+  CHECK(j.at("bayes_optimal").at("limit").at("odg").get<double>() == r.limit.bayes_optimal.odg);
   // The error bar (docs/finite_dim.md §21.12) is the estimated O(1/D^2) rest.
   CHECK(j.at("uncertainty").at("idg").get<double>() == r.validity.remainder.idg);
   CHECK(r.validity.remainder.idg > 0);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "numerics/error.hpp"
+#include "numerics/spectral_measure.hpp"
 #include "theory/bayes_formulas.hpp"
 
 namespace icl::theory {
@@ -36,6 +38,27 @@ BayesOptimal bayes_optimal(const Params& p) {
   double shift = 0;
   bayes_optimal_t(scalar_params<double>(p), b.idg, b.odg, p.has_test_shift() ? &shift : nullptr);
   if (p.has_test_shift()) b.shift = shift;
+  return b;
+}
+
+BayesOptimal bayes_optimal_at_dimension(const Params& sized, int dim) {
+  BayesOptimal b = bayes_optimal(sized);
+  b.shift = std::numeric_limits<double>::quiet_NaN();
+  const double s2 = sized.sigma_test * sized.sigma_test;
+  // c s2 [E tr(T + c s2)^{-1} - r m_c(-c s2)] / r with T the r x r sample covariance of the
+  // L_t test features (ratio c = r / L_t): the posterior trace's finite-r mean (§21.16).
+  const auto correction = [&](double ratio, double directions) {
+    if (s2 == 0) return 0.0;
+    const double zeta = -ratio * s2;
+    const double m = numerics::MarchenkoPastur(ratio, 1.0).stieltjes(zeta);
+    return ratio * s2 * numerics::real_wishart_trace_bias(ratio, zeta, m) / directions;
+  };
+  const double at = sized.effective_alpha_test();
+  b.odg += correction(1 / at, dim);
+  if (sized.task_spectrum.empty())
+    b.idg += correction(sized.rho / at, sized.rho * dim);
+  else
+    b.idg = std::numeric_limits<double>::quiet_NaN();
   return b;
 }
 

@@ -42,4 +42,12 @@ double bayes_error_spectrum(const std::vector<numerics::Atom>& prior, double alp
 // Validates p (InvalidParams naming the field).
 BayesOptimal bayes_optimal(const Params& p);
 
+// The baselines at token dimension `dim` for parameters at its integer sizes (`sized`, as
+// at_dimension gives; docs/finite_dim.md §21.16): bayes_optimal(sized) plus the O(1/D) term of
+// the posterior trace's real-Wishart mean, c s2 bias(-c s2) / r (r = rho D directions for IDG,
+// D for ODG). Noiseless test prompts have no such term (the error counts null directions, exact
+// at every D). IDG of a general task spectrum and the shifted protocol's baseline are NaN (not
+// derived).
+BayesOptimal bayes_optimal_at_dimension(const Params& sized, int dim);
+
 }  // namespace icl::theory

@@ -576,6 +576,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
                           ? detail::solve_finite_dim_ridgeless(p, options)
                           : detail::solve_finite_dim_saddle(p, options);
   detail::add_test_shift(r);
+  r.bayes_optimal = bayes_optimal_at_dimension(r.sized, options.dim);
   return r;
 }
 

@@ -89,6 +89,9 @@ struct FiniteDimResult {
   // "test_shift_levels" in `omitted`; overlap and levels as in limit.test_shift; the
   // decomposition is NaN (not derived at finite D).
   std::optional<TestShift> test_shift;
+  // The Bayes-optimal baselines at D (bayes_optimal_at_dimension, §21.16); limit.bayes_optimal
+  // holds their D -> infinity values at the same sizes.
+  BayesOptimal bayes_optimal;
   bool converged() const { return status == numerics::Status::Converged; }
   // A converged prediction inside the expansion's range.
   bool valid() const { return converged() && validity.valid; }

@@ -51,10 +51,7 @@ double wishart_dT01(const Params& p, const SpectralModel& model, double z) {
   const double y = p.rho / p.kappa;
   const double zeta = p.rho * z;
   const double mT = model.at(z, MomentMethod::Exact).T(0, 1) / p.rho;
-  const double mu = -(1 - y) / zeta + y * mT;
-  const double r = mu / (1 + mu);
-  const double den = 1 - y * r * r;
-  return y * r * r * r / (den * den);
+  return numerics::real_wishart_trace_bias(y, zeta, mT);
 }
 
 }  // namespace

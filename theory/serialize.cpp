@@ -350,6 +350,11 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
             {"remainder", error_json(r.validity.remainder)},
             {"max_relative_correction", kMaxRelativeCorrection}}},
           {"finite_d_switches", to_json(r.options.switches)}};
+  // The Bayes-optimal baselines at D and their limit (docs/finite_dim.md §21.16).
+  j["bayes_optimal"] = {{"idg", r.bayes_optimal.idg},
+                        {"odg", r.bayes_optimal.odg},
+                        {"limit", {{"idg", r.limit.bayes_optimal.idg},
+                                   {"odg", r.limit.bayes_optimal.odg}}}};
   // The shifted protocol at D (docs/finite_dim.md §21.11), when the point has one.
   if (r.test_shift)
     j["test_shift"] = {{"error", val(r.test_shift->error)},
@@ -392,6 +397,11 @@ std::string to_text(const FiniteDimResult& r) {
                   s.correction.tm, s.correction.idg, s.correction.odg);
     os << buf;
   }
+  std::snprintf(buf, sizeof buf,
+                "Bayes-optimal at D (§21.16): IDG %.6f  ODG %.6f  (limit %.6f  %.6f)\n",
+                r.bayes_optimal.idg, r.bayes_optimal.odg, r.limit.bayes_optimal.idg,
+                r.limit.bayes_optimal.odg);
+  os << buf;
   os << "omitted (not derived, listed only):";
   for (const auto& name : r.omitted) os << ' ' << name;
   os << '\n';

@@ -284,6 +284,8 @@ class FiniteDimResult:
     switches     {"sphere_queries", "fixed_norm_tasks", "assignment", "gaussian_context"}
     uncertainty  {"tm", "idg", "odg"}: the error bar on `error`, the estimated O(1/D^2) rest
                  (docs/finite_dim.md §21.12; the same numbers as validity["remainder"])
+    bayes_optimal {"idg", "odg", "limit": {"idg", "odg"}}: the Bayes-optimal baselines at D and
+                 their limit (docs/finite_dim.md §21.16; NaN where not derived)
     test_shift   {"error", "limit"}: the shifted protocol's error at D and its limit (docs/finite_dim.md
                  §21.11), None without a shifted protocol; error NaN where not derived
     valid        True inside the O(1/D) expansion's range (docs/finite_dim.md §21.9)
@@ -315,6 +317,7 @@ class FiniteDimResult:
     validity = property(lambda self: self._json["validity"])
     test_shift = property(lambda self: self._json.get("test_shift"))
     uncertainty = property(lambda self: self._json["uncertainty"])
+    bayes_optimal = property(lambda self: self._json["bayes_optimal"])
     valid = property(lambda self: self._json["validity"]["valid"])
 
     @property

@@ -25,7 +25,9 @@ class SolveFiniteDimTest(unittest.TestCase):
         self.assertEqual(fd.switches, d["finite_d_switches"])
         self.assertEqual(list(d), ["dim", "status", "message", "residual_norm", "sized", "error",
                                    "limit", "slope", "order", "sources", "omitted",
-                                   "uncertainty", "validity", "finite_d_switches"])
+                                   "uncertainty", "validity", "finite_d_switches",
+                                   "bayes_optimal"])
+        self.assertEqual(fd.bayes_optimal, d["bayes_optimal"])  # docs/finite_dim.md §21.16
         self.assertEqual(fd.uncertainty, d["validity"]["remainder"])  # docs/finite_dim.md §21.12
         self.assertIs(fd.valid, d["validity"]["valid"])
         self.assertTrue(fd.valid)  # D = 40 at the paper's point: corrections about 6% of the limit
