@@ -139,6 +139,23 @@ void BM_FiniteDim(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(solve_finite_dim(Params{}, o));
 }
 
+// The same on the ridgeless branch (lambda = 0, tau = 0.6; docs/finite_dim.md §21.10: the ridge
+// prediction at halved ridges until the Richardson extrapolation settles) and for the verify
+// grid's general task spectrum (§21.13-§21.15: four task-resolved solves).
+void BM_FiniteDimRidgeless(benchmark::State& state) {
+  FiniteDimOptions o;
+  o.dim = 40;
+  const Params p{.alpha = 2, .tau = 0.6, .kappa = 1.5, .rho = 0.9, .sigma = 0.3, .lambda = 0};
+  for (auto _ : state) benchmark::DoNotOptimize(solve_finite_dim(p, o));
+}
+void BM_FiniteDimGeneralSpectrum(benchmark::State& state) {
+  FiniteDimOptions o;
+  o.dim = 40;
+  Params p{.alpha = 2, .tau = 2.25, .kappa = 0.8, .sigma = 0.3, .lambda = 0.1};
+  p.task_spectrum = icl::theory::low_rank_plus_complement_spectrum(0.4, 0.2);
+  for (auto _ : state) benchmark::DoNotOptimize(solve_finite_dim(p, o));
+}
+
 }  // namespace
 
 // The test-time iteration's series (theory/cot.hpp, docs/multistep.md §3) to T steps, with its
@@ -171,6 +188,8 @@ BENCHMARK(BM_SolutionToJson)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SolutionErrorBlock)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SolutionRow)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_FiniteDim)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FiniteDimRidgeless)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FiniteDimGeneralSpectrum)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Phase100x100)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Phase100x100Text)->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
