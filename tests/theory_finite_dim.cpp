@@ -284,6 +284,14 @@ TEST_CASE("finite_dim_test_shift_is_the_idg_odg_combination_where_exact") {
         doctest::Approx(w->first * r.limit.error.idg + w->second * r.limit.error.odg).epsilon(1e-10));
   CHECK(r.test_shift->error == w->first * r.error.idg + w->second * r.error.odg);
   CHECK(r.test_shift->error != r.limit.test_shift->error);
+  // One training level (rho = 1, where only C = 1 is valid): the shift is IDG = ODG.
+  Params full = p;
+  full.rho = 1;
+  full.test_overlap = 1;
+  const FiniteDimResult f = solve_finite_dim(full, o);
+  REQUIRE(f.converged());
+  CHECK(f.test_shift->error == f.error.idg);
+  CHECK(std::find(f.omitted.begin(), f.omitted.end(), "test_shift_levels") == f.omitted.end());
   // A general spectrum: two levels are always affine; three levels with test levels that are
   // not an affine function of the training ones have no finite-D shift (listed as omitted).
   Params g{.alpha = 2, .tau = 2.25, .kappa = 0.8, .sigma = 0.3, .lambda = 0.1};

@@ -15,15 +15,15 @@ std::optional<std::pair<double, double>> shift_as_idg_odg(const Params& p) {
   const std::vector<double> test = p.test_eigenvalues();
   const std::vector<numerics::Atom> levels = p.population_spectrum();
   if (test.empty() || test.size() != levels.size()) return std::nullopt;
-  // t'_k = a t_k + b on every level: a from two distinct training levels, then checked on all
-  // (the weighted means of t and t' are both 1, so a + b = 1 follows).
-  std::size_t i = 0, j = 0;
-  auto gap = [&](std::size_t k) { return std::abs(levels[k].position - levels[i].position); };
+  // t'_k = a t_k + b on every level: a from the two training levels farthest apart, then
+  // checked on all (the weighted means of t and t' are both 1, so a + b = 1 follows). With one
+  // distinct training level (Sigma = I, e.g. rho = 1) C_test must equal Sigma: a = 1, b = 0.
+  std::size_t j = 0;
+  auto gap = [&](std::size_t k) { return std::abs(levels[k].position - levels[0].position); };
   for (std::size_t k = 1; k < levels.size(); ++k)
     if (gap(k) > gap(j)) j = k;
-  if (i == j || levels[i].position == levels[j].position) return std::nullopt;
-  const double a = (test[j] - test[i]) / (levels[j].position - levels[i].position);
-  const double b = test[i] - a * levels[i].position;
+  const double a = j == 0 ? 1.0 : (test[j] - test[0]) / (levels[j].position - levels[0].position);
+  const double b = test[0] - a * levels[0].position;
   for (std::size_t k = 0; k < levels.size(); ++k)
     if (std::abs(test[k] - (a * levels[k].position + b)) > 1e-12 * (1 + std::abs(test[k])))
       return std::nullopt;
