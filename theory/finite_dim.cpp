@@ -264,10 +264,6 @@ class PerturbedMap {
   const SpectralModel& model_;
 };
 
-}  // namespace
-
-namespace detail {
-
 // into += scale * a for the errors and the order parameters a source moves (m, q, qbar, mbar,
 // m0, q0): the slopes' sums and the corrections of every accumulation below.
 void add_scaled(Errors& into, const Errors& a, double scale) {
@@ -282,6 +278,23 @@ void add_scaled(OrderParams& into, const OrderParams& a, double scale) {
   into.mbar += scale * a.mbar;
   into.m0 += scale * a.m0;
   into.q0 += scale * a.q0;
+}
+
+}  // namespace
+
+namespace detail {
+
+void sum_sources(FiniteDimResult& r) {
+  const double D = r.options.dim;
+  r.error = r.limit.error;
+  r.order = r.limit.order;
+  r.slope = {0, 0, 0};
+  for (FiniteDimSource& s : r.sources) {
+    s.correction = {s.slope.tm / D, s.slope.idg / D, s.slope.odg / D};
+    add_scaled(r.slope, s.slope, 1);
+    add_scaled(r.error, s.correction, 1);
+    add_scaled(r.order, s.order_slope, 1 / D);
+  }
 }
 
 FiniteDimResult failed(FiniteDimResult r) {
@@ -302,8 +315,8 @@ FiniteDimResult failed(FiniteDimResult r) {
 
 namespace {
 
-using detail::add_scaled;
 using detail::failed;
+using detail::sum_sources;
 
 // The per-unit-h terms of every source (docs/finite_dim.md §21.3-§21.5) at the D -> infinity root
 // x0 (z0 its spectral argument), in the order of finite_dim_source_names(); a source switched
@@ -605,20 +618,14 @@ FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions&
   }
   // |F0|: the root of the Exact-moment map (the limit was solved with options.solve's moments).
   r.residual_norm = std::max(r.residual_norm, f0_norm);
-  r.error = r.limit.error;
-  r.order = r.limit.order;
-  const double D = options.dim;
   bool ok = true;
   for (std::size_t k = 0; k < sources.size() && ok; ++k) {
     FiniteDimSource& s = r.sources[k];
     s.slope = {0, 0, 0};
     s.order_slope = OrderParams{};
     ok = response.slope_of(sources[k], s.slope, s.order_slope);
-    s.correction = {s.slope.tm / D, s.slope.idg / D, s.slope.odg / D};
-    add_scaled(r.slope, s.slope, 1);
-    add_scaled(r.error, s.correction, 1);
-    add_scaled(r.order, s.order_slope, 1 / D);
   }
+  if (ok) sum_sources(r);
   if (!ok || !std::isfinite(r.error.tm + r.error.idg + r.error.odg)) {
     r.status = Status::NumericalFailure;
     r.message = "a perturbed map left the domain of the saddle point (z above the spectrum of S)";

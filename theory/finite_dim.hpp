@@ -134,10 +134,9 @@ namespace detail {
 // and the ridgeless branch's lambda -> 0+ limit of it (§21.10).
 FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions& options);
 FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptions& options);
-// into += scale * a for the errors and the order parameters a source moves (m, q, qbar, mbar,
-// m0, q0).
-void add_scaled(Errors& into, const Errors& a, double scale);
-void add_scaled(OrderParams& into, const OrderParams& a, double scale);
+// Each source's correction (slope / D) and r's slope, error and order: the limit plus the
+// sources' sums, from the sources' slope and order_slope.
+void sum_sources(FiniteDimResult& r);
 // r with NaN values and a not-valid verdict carrying r.message.
 FiniteDimResult failed(FiniteDimResult r);
 // r.test_shift from r's IDG and ODG when the point has a shifted protocol (§21.11).

@@ -54,10 +54,6 @@ double disagreement(const std::vector<double>& x, const std::vector<double>& y) 
 
 // The extrapolated slopes written into r's sources, their sums and the corrected values.
 void write_slopes(FiniteDimResult& r, const std::vector<double>& v) {
-  const double D = r.options.dim;
-  r.error = r.limit.error;
-  r.order = r.limit.order;
-  r.slope = {0, 0, 0};
   for (std::size_t k = 0; k < r.sources.size(); ++k) {
     const double* s = v.data() + 9 * k;
     FiniteDimSource& src = r.sources[k];
@@ -69,11 +65,8 @@ void write_slopes(FiniteDimResult& r, const std::vector<double>& v) {
     src.order_slope.mbar = s[6];
     src.order_slope.m0 = s[7];
     src.order_slope.q0 = s[8];
-    src.correction = {src.slope.tm / D, src.slope.idg / D, src.slope.odg / D};
-    detail::add_scaled(r.slope, src.slope, 1);
-    detail::add_scaled(r.error, src.correction, 1);
-    detail::add_scaled(r.order, src.order_slope, 1 / D);
   }
+  detail::sum_sources(r);
 }
 
 std::string format(const char* fmt, double a, double b, double c = 0) {
