@@ -628,7 +628,9 @@ FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions&
   if (ok) sum_sources(r);
   if (!ok || !std::isfinite(r.error.tm + r.error.idg + r.error.odg)) {
     r.status = Status::NumericalFailure;
-    r.message = "a perturbed map left the domain of the saddle point (z above the spectrum of S)";
+    r.message = "a source's linear response failed: a perturbed map left the saddle point's "
+                "domain (z above the spectrum of S), its linear solve was ill-conditioned, or the "
+                "task-resolved theory did not converge";
     return failed(r);
   }
   r.status = Status::Converged;
