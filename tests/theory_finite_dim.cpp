@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -12,6 +13,7 @@
 #include "numerics/error.hpp"
 #include "numerics/normal_sampler.hpp"
 #include "numerics/seed.hpp"
+#include "theory/bayes.hpp"
 #include "theory/finite_dim.hpp"
 #include "theory/finite_dim_spectrum.hpp"
 #include "theory/spectral_model.hpp"
@@ -488,6 +490,30 @@ TEST_CASE("finite_dim_general_task_spectrum_sources_match_sampled_task_sets") {
   }
 }
 
+namespace {
+// (1/n) E tr(diag(1/prior) + X^T X / s2)^{-1}, the Bayes posterior's trace per direction for
+// the prior N(0, diag(prior)) and L examples with features X (L x n, entries N(0, 1/n)), by
+// Monte Carlo: mean and s.e.
+std::pair<double, double> posterior_trace_mc(const std::vector<double>& prior, int L, double s2,
+                                             int draws, icl::numerics::NormalSampler& nd) {
+  const int n = int(prior.size());
+  double sum = 0, sum2 = 0;
+  for (int k = 0; k < draws; ++k) {
+    Eigen::MatrixXd X(L, n);
+    for (int i = 0; i < L; ++i)
+      for (int j = 0; j < n; ++j) X(i, j) = nd() / std::sqrt(double(n));
+    Eigen::MatrixXd M = X.transpose() * X / s2;
+    for (int j = 0; j < n; ++j) M(j, j) += 1 / prior[j];
+    const double v = M.inverse().trace() / n;
+    sum += v;
+    sum2 += v * v;
+  }
+  const double mean = sum / draws;
+  return {mean, std::sqrt((sum2 / draws - mean * mean) / draws)};
+}
+
+}  // namespace
+
 TEST_CASE("finite_dim_bayes_baselines_match_the_posterior_trace_by_monte_carlo") {
   // docs/finite_dim.md §21.16: sigma_t^2 + (1/r) E tr(I + U^T U / s2)^{-1}, U the L_t x r test
   // features of variance 1/r, sampled exactly at D = 20 (r = 18 for IDG, 20 for ODG, L_t = 20).
@@ -502,19 +528,8 @@ TEST_CASE("finite_dim_bayes_baselines_match_the_posterior_trace_by_monte_carlo")
   icl::numerics::NormalSampler nd(rng);
   const double s2 = 0.09;
   const auto monte_carlo = [&](int dirs, int L, int draws, double& se) {
-    double sum = 0, sum2 = 0;
-    for (int k = 0; k < draws; ++k) {
-      Eigen::MatrixXd U(L, dirs);
-      for (int i = 0; i < L; ++i)
-        for (int j = 0; j < dirs; ++j) U(i, j) = nd() / std::sqrt(double(dirs));
-      const Eigen::MatrixXd M =
-          Eigen::MatrixXd::Identity(dirs, dirs) + U.transpose() * U / s2;
-      const double v = M.inverse().trace() / dirs;
-      sum += v;
-      sum2 += v * v;
-    }
-    const double mean = sum / draws;
-    se = std::sqrt((sum2 / draws - mean * mean) / draws);
+    const auto [mean, sem] = posterior_trace_mc(std::vector<double>(dirs, 1.0), L, s2, draws, nd);
+    se = sem;
     return s2 + mean;
   };
   double se_idg = 0, se_odg = 0;
@@ -532,4 +547,64 @@ TEST_CASE("finite_dim_bayes_baselines_match_the_posterior_trace_by_monte_carlo")
   clean.sigma_test = 0;
   const FiniteDimResult c = solve_finite_dim(clean, o);
   CHECK(c.bayes_optimal.idg == c.limit.bayes_optimal.idg);
+}
+
+TEST_CASE("finite_dim_bayes_baseline_of_a_general_prior_matches_the_posterior_trace_by_monte_carlo") {
+  // docs/finite_dim.md §21.16: with the prior N(0, Sigma) the baseline at D is sigma_t^2 +
+  // (1/D) E tr(Sigma^{-1} + X^T X / s2)^{-1}, X the L_t x D test features of variance 1/D,
+  // sampled exactly at D = 20 (L_t = 20). Two priors: the general-covariance point's two levels
+  // (its IDG) and the shifted protocol's test levels of the paper's point (overlap 0.3, its
+  // shift baseline). The O(1/D) term must carry most of the gap to the limit. And the general
+  // route on the low-rank prior {1/rho on rho, 0} is the low-rank (Marchenko-Pastur) term.
+  std::mt19937_64 rng(icl::numerics::derive_seed(20261203, "bayes-general"));
+  icl::numerics::NormalSampler nd(rng);
+  const int D = 20;
+  const double s2 = 0.09, at = 1;
+  const auto monte_carlo = [&](const std::vector<double>& eig, int draws, double& se) {
+    const auto [mean, sem] = posterior_trace_mc(eig, D, s2, draws, nd);  // L_t = D
+    se = sem;
+    return s2 + mean;
+  };
+  // The D eigenvalues of a two-level prior (position, count).
+  const auto eigenvalues = [&](double t1, int n1, double t2) {
+    std::vector<double> e(D, t2);
+    std::fill(e.begin(), e.begin() + n1, t1);
+    return e;
+  };
+  struct Prior {
+    std::vector<icl::numerics::Atom> atoms;
+    std::vector<double> eig;
+  };
+  // The general point's levels (a on 40%, a/5 on the rest, mean 1) and the paper point's shift
+  // (overlap 0.3 at rho = 0.9: 0.3/0.9 on 18 directions, 0.7/0.1 on 2).
+  const double a = 1 / (0.4 + 0.6 / 5);
+  const std::vector<Prior> priors = {
+      {{{a, 0.4}, {a / 5, 0.6}}, eigenvalues(a, 8, a / 5)},
+      {{{0.3 / 0.9, 0.9}, {0.7 / 0.1, 0.1}}, eigenvalues(0.3 / 0.9, 18, 0.7 / 0.1)}};
+  for (const Prior& pr : priors) {
+    const double limit = bayes_error_spectrum(pr.atoms, at, std::sqrt(s2));
+    // The limit is s2 + (s2/alpha_t) T_{0,1}(-s2/alpha_t) of the features' sample covariance
+    // (kappa = alpha_t): the route of the O(1/D) term against §17.3's closed form.
+    Params features;
+    features.task_spectrum = pr.atoms;
+    features.kappa = at;
+    const SpectralModel model(features);
+    const double T01 = model.at(-s2 / at, icl::numerics::MomentMethod::Exact).T(0, 1);
+    CHECK(s2 + (s2 / at) * T01 == doctest::Approx(limit).epsilon(1e-9));
+    const double at_d = bayes_error_spectrum_at_dimension(pr.atoms, at, std::sqrt(s2), D);
+    double se = 0;
+    const double mc = monte_carlo(pr.eig, 3000, se);
+    INFO("MC " << mc << " +- " << se << ", finite-D " << at_d << ", limit " << limit);
+    CHECK(std::abs(mc - at_d) <= 4 * se + 0.0015);
+    CHECK(std::abs(mc - at_d) < 0.3 * std::abs(mc - limit));
+  }
+  // The general route on the low-rank prior reproduces the low-rank term (two derivations).
+  const Params p{.alpha = 2, .alpha_test = 1, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3,
+                 .sigma_test = 0.3};
+  const BayesOptimal low_rank = bayes_optimal_at_dimension(p, D);
+  const double general = bayes_error_spectrum_at_dimension(p.population_spectrum(), 1, 0.3, D);
+  CHECK(general == doctest::Approx(low_rank.idg).epsilon(1e-7));
+  // Noiseless: exact 0 when L_t covers the prior's rank, else not derived.
+  CHECK(bayes_error_spectrum_at_dimension(priors[0].atoms, 1.2, 0, D) == 0);
+  CHECK(std::isnan(bayes_error_spectrum_at_dimension(priors[0].atoms, 0.5, 0, D)));
 }

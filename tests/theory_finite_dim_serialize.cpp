@@ -41,10 +41,15 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
   const nlohmann::ordered_json ordered = to_json(r);
   for (const auto& [k, v] : ordered.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"dim", "status", "message", "residual_norm", "sized",
-                                         "error", "limit", "slope", "order", "sources",
+                                         "error", "limit", "slope", "order",
+                                         "decomposition", "sources",
                                          "omitted", "uncertainty", "validity",
                                          "finite_d_switches", "bayes_optimal"});
   CHECK(j.at("bayes_optimal").at("idg").get<double>() == r.bayes_optimal.idg);
+  // The decomposition at D (docs/finite_dim.md §21.17): algo, with mem and struct null.
+  CHECK(j.at("decomposition").at("idg").at("algo").get<double>() == r.decomposition.idg.algo);
+  CHECK(j.at("decomposition").at("tm").at("mem").is_null());
+  CHECK(j.at("decomposition").at("odg").at("struct").is_null());
   CHECK(j.at("bayes_optimal").at("limit").at("odg").get<double>() == r.limit.bayes_optimal.odg);
   // The error bar (docs/finite_dim.md §21.12) is the estimated O(1/D^2) rest.
   CHECK(j.at("uncertainty").at("idg").get<double>() == r.validity.remainder.idg);
@@ -74,6 +79,7 @@ TEST_CASE("finite_dim_to_json_of_a_failed_result_has_no_values") {
   for (const char* block : {"error", "limit", "slope"})
     for (const char* e : {"tm", "idg", "odg"}) CHECK(j.at(block).at(e).is_null());
   CHECK(j.at("order").at("q").is_null());
+  CHECK(j.at("decomposition").at("tm").at("algo").is_null());
   CHECK(j.at("sources").at("test_context").at("slope").at("tm").is_null());
   CHECK(j.at("sources").at("test_context").at("correction").at("odg").is_null());
   CHECK(j.at("omitted") == nlohmann::json::array({"sequences"}));

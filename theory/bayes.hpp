@@ -42,12 +42,19 @@ double bayes_error_spectrum(const std::vector<numerics::Atom>& prior, double alp
 // Validates p (InvalidParams naming the field).
 BayesOptimal bayes_optimal(const Params& p);
 
+// bayes_error_spectrum at token dimension `dim` (docs/finite_dim.md §21.16): the limit plus the
+// O(1/D) term of the posterior trace's mean, the real-Gaussian bias of the Sigma-weighted
+// resolvent of the L_t features' sample covariance (§21.13 with kappa = alpha_test). Noiseless:
+// 0 when alpha_test is at least the prior's rank (exact at every D), else NaN (not derived).
+double bayes_error_spectrum_at_dimension(const std::vector<numerics::Atom>& prior,
+                                         double alpha_test, double noise_std, int dim);
+
 // The baselines at token dimension `dim` for parameters at its integer sizes (`sized`, as
 // at_dimension gives; docs/finite_dim.md §21.16): bayes_optimal(sized) plus the O(1/D) term of
 // the posterior trace's real-Wishart mean, c s2 bias(-c s2) / r (r = rho D directions for IDG,
-// D for ODG). Noiseless test prompts have no such term (the error counts null directions, exact
-// at every D). IDG of a general task spectrum and the shifted protocol's baseline are NaN (not
-// derived).
+// D for ODG; noiseless test prompts have no such term: the error counts null directions, exact
+// at every D). IDG of a general task spectrum and the shifted protocol's baseline (prior
+// C_test) by bayes_error_spectrum_at_dimension.
 BayesOptimal bayes_optimal_at_dimension(const Params& sized, int dim);
 
 }  // namespace icl::theory

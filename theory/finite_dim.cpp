@@ -333,9 +333,7 @@ class SourceTerms {
     quadratic_forms();
     // The finite-M0 bias of the spectrum of S for tasks of fixed norm (§21.5; a general task
     // spectrum: §21.13).
-    source("task_sampling").bias =
-        q_.task_spectrum.empty() ? low_rank_task_sampling_bias(q_, model_, z0_)
-                                 : task_spectrum_bias(q_, model_, z0_, TaskLaw::FixedNorm);
+    source("task_sampling").bias = task_set_bias(q_, model_, z0_, TaskLaw::FixedNorm);
     // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6,
     // §21.15): Gaussian against fixed-norm tasks by their energies on the levels of Sigma; Var
     // of the relative count = M0/N (uniform, with replacement).
@@ -589,6 +587,7 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
                           ? detail::solve_finite_dim_ridgeless(p, options)
                           : detail::solve_finite_dim_saddle(p, options);
   detail::add_test_shift(r);
+  detail::add_decomposition(r);
   r.bayes_optimal = bayes_optimal_at_dimension(r.sized, options.dim);
   return r;
 }

@@ -86,9 +86,14 @@ struct FiniteDimResult {
   FiniteDimValidity validity;  // computed when converged (else not valid, with the reason)
   // Present when the point has a shifted test protocol (Params::has_test_shift): its error at D,
   // a IDG + b ODG when the test covariance is a Sigma + b I (§21.11), else NaN with
-  // "test_shift_levels" in `omitted`; overlap and levels as in limit.test_shift; the
-  // decomposition is NaN (not derived at finite D).
+  // "test_shift_levels" in `omitted`; overlap and levels as in limit.test_shift; its
+  // decomposition as `decomposition` below (algo a IDG_algo + b ODG_algo).
   std::optional<TestShift> test_shift;
+  // The decomposition at D (docs/finite_dim.md §21.17): `algo` is the error at D of the
+  // deterministic predictor Gbar = S (S - z)^{-1} (the limit's z, the simulator's
+  // decomp.*.algo), so error - algo is the excess (memorization + structural) at D; `mem` and
+  // `structural` are NaN, not separable at finite D. NaN throughout when not converged.
+  Decomposition decomposition;
   // The Bayes-optimal baselines at D (bayes_optimal_at_dimension, §21.16); limit.bayes_optimal
   // holds their D -> infinity values at the same sizes.
   BayesOptimal bayes_optimal;
@@ -141,6 +146,8 @@ void sum_sources(FiniteDimResult& r);
 FiniteDimResult failed(FiniteDimResult r);
 // r.test_shift from r's IDG and ODG when the point has a shifted protocol (§21.11).
 void add_test_shift(FiniteDimResult& r);
+// r.decomposition (and r.test_shift's) from r's limit and sizes (§21.17), after add_test_shift.
+void add_decomposition(FiniteDimResult& r);
 
 // Test hook (docs/finite_dim.md §21.4): the largest difference between the order parameters of the
 // matrix path (integrals over the spectrum of S on span(A)) without corrections and those of the

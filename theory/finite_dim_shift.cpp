@@ -36,7 +36,7 @@ void add_test_shift(FiniteDimResult& r) {
   if (!r.limit.test_shift) return;
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   TestShift s = *r.limit.test_shift;
-  s.decomposition = {nan, nan, nan};  // the finite-D decomposition is not derived (§21.11)
+  s.decomposition = {nan, nan, nan};  // add_decomposition's (§21.17)
   s.error = nan;
   const auto w = shift_as_idg_odg(r.sized);
   if (!w) {

@@ -56,10 +56,13 @@ double wishart_dT01(const Params& p, const SpectralModel& model, double z) {
 
 }  // namespace
 
-SpectralBias low_rank_task_sampling_bias(const Params& p, const SpectralModel& model, double z) {
-  // In span(A): dR01 = rho dT01; tr S/D and tr Sigma S/D have no bias (E S = Sigma).
+SpectralBias task_set_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law) {
+  if (!p.task_spectrum.empty()) return task_spectrum_bias(p, model, z, law);
+  // In span(A): dR01 = rho dT01; tr S/D and tr Sigma S/D have no bias (E S = Sigma). Fixed-norm
+  // tasks are the Gaussian columns without their norms' weight mixture (§21.5).
   return spectral_bias_from(z, [&](double x) {
-    const double d = wishart_dT01(p, model, x) - mixture_dT01(p, model, x, 2 / p.rho);
+    double d = wishart_dT01(p, model, x);
+    if (law == TaskLaw::FixedNorm) d -= mixture_dT01(p, model, x, 2 / p.rho);
     return ResolventBias{p.rho * d, d, 0.0};
   });
 }

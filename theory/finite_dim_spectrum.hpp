@@ -20,11 +20,15 @@ struct SpectralBias {
   double T[4][3] = {};
 };
 
-// Low-rank tasks (docs/finite_dim.md §21.5): task_sampling's bias, the real-Wishart bias of
-// Bai and Silverstein minus the task norms' weight mixture, at z.
-SpectralBias low_rank_task_sampling_bias(const Params& p, const SpectralModel& model, double z);
-
 enum class TaskLaw { Gaussian, FixedNorm };
+
+// The bias of the spectrum of S over one draw of the M0 tasks, for tasks of the law `law`, at z
+// (z below the spectrum of S): low-rank tasks (p.task_spectrum empty, docs/finite_dim.md §21.5)
+// by the real-Wishart bias of Bai and Silverstein (Gaussian tasks), minus the task norms' weight
+// mixture for tasks of fixed norm; a general task spectrum by §21.13. With FixedNorm this is the
+// source task_sampling; with Gaussian it is the whole bias of the spectrum of Gaussian tasks, which
+// the algorithmic part of the error at D uses (§21.17).
+SpectralBias task_set_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law);
 
 // The biases of R_{0,1} = (1/D) tr (S - z)^{-1} and T_{0,1} = (1/D) tr Sigma (S - z)^{-1} per
 // unit 1/D at real z below the spectrum of S, and of T_{1,0} = (1/D) tr Sigma S (nonzero for

@@ -328,6 +328,7 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
   const bool ok = r.converged();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto val = [&](double v) { return ok ? v : nan; };
+  const Decomposition unknown{{nan, nan, nan}, {nan, nan, nan}, {nan, nan, nan}};
   nlohmann::ordered_json j = {{"dim", r.options.dim},
           {"status", numerics::to_string(r.status)},
           {"message", r.message},
@@ -339,6 +340,8 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
           {"order",
            {{"q", val(o.q)}, {"m", val(o.m)}, {"qbar", val(o.qbar)}, {"mbar", val(o.mbar)},
             {"m0", val(o.m0)}, {"q0", val(o.q0)}}},
+          // algo at D; mem and struct null, the excess is error - algo (docs/finite_dim.md §21.17).
+          {"decomposition", decomposition_json(ok ? r.decomposition : unknown)},
           {"sources", sources},
           {"omitted", r.omitted},
           // The error bar on `error` (docs/finite_dim.md §21.12): the estimated O(1/D^2) rest.
@@ -355,10 +358,15 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
                         {"odg", r.bayes_optimal.odg},
                         {"limit", {{"idg", r.limit.bayes_optimal.idg},
                                    {"odg", r.limit.bayes_optimal.odg}}}};
+  if (r.test_shift) {  // the shifted protocol's baseline (prior C_test), at D and its limit
+    j["bayes_optimal"]["shift"] = r.bayes_optimal.shift;
+    j["bayes_optimal"]["limit"]["shift"] = r.limit.bayes_optimal.shift;
+  }
   // The shifted protocol at D (docs/finite_dim.md §21.11), when the point has one.
   if (r.test_shift)
     j["test_shift"] = {{"error", val(r.test_shift->error)},
-                       {"limit", val(r.limit.test_shift->error)}};
+                       {"limit", val(r.limit.test_shift->error)},
+                       {"decomposition", components(ok ? r.test_shift->decomposition : unknown.idg)}};
   return j;
 }
 
@@ -391,6 +399,18 @@ std::string to_text(const FiniteDimResult& r) {
   line("IDG", r.error.idg, r.limit.error.idg, r.validity.remainder.idg);
   line("ODG", r.error.odg, r.limit.error.odg, r.validity.remainder.odg);
   if (r.test_shift) line("shift", r.test_shift->error, r.limit.test_shift->error);
+  std::snprintf(buf, sizeof buf,
+                "algo at D (§21.17; excess = error - algo): TM %.6f  IDG %.6f  ODG %.6f\n"
+                "  (limit %.6f  %.6f  %.6f)\n",
+                r.decomposition.tm.algo, r.decomposition.idg.algo, r.decomposition.odg.algo,
+                r.limit.decomposition.tm.algo, r.limit.decomposition.idg.algo,
+                r.limit.decomposition.odg.algo);
+  os << buf;
+  if (r.test_shift) {
+    std::snprintf(buf, sizeof buf, "algo at D, shift: %.6f  (limit %.6f)\n",
+                  r.test_shift->decomposition.algo, r.limit.test_shift->decomposition.algo);
+    os << buf;
+  }
   os << "correction per source             TM         IDG         ODG\n";
   for (const auto& s : r.sources) {
     std::snprintf(buf, sizeof buf, "  %-24s %+10.6f %+10.6f %+10.6f\n", s.name.c_str(),
@@ -402,6 +422,11 @@ std::string to_text(const FiniteDimResult& r) {
                 r.bayes_optimal.idg, r.bayes_optimal.odg, r.limit.bayes_optimal.idg,
                 r.limit.bayes_optimal.odg);
   os << buf;
+  if (r.test_shift) {
+    std::snprintf(buf, sizeof buf, "Bayes-optimal shift at D: %.6f  (limit %.6f)\n",
+                  r.bayes_optimal.shift, r.limit.bayes_optimal.shift);
+    os << buf;
+  }
   os << "omitted (not derived, listed only):";
   for (const auto& name : r.omitted) os << ' ' << name;
   os << '\n';

@@ -285,9 +285,16 @@ class FiniteDimResult:
     uncertainty  {"tm", "idg", "odg"}: the error bar on `error`, the estimated O(1/D^2) rest
                  (docs/finite_dim.md §21.12; the same numbers as validity["remainder"])
     bayes_optimal {"idg", "odg", "limit": {"idg", "odg"}}: the Bayes-optimal baselines at D and
-                 their limit (docs/finite_dim.md §21.16; NaN where not derived)
-    test_shift   {"error", "limit"}: the shifted protocol's error at D and its limit (docs/finite_dim.md
-                 §21.11), None without a shifted protocol; error NaN where not derived
+                 their limit, with "shift" in both under a shifted protocol (docs/finite_dim.md
+                 §21.16; NaN where not derived: noiseless test prompts short of a general prior's
+                 rank)
+    decomposition {"tm"|"idg"|"odg": {"algo", "mem", "struct"}}: "algo" is the error at D of the
+                 deterministic predictor S (S - z)^{-1} (docs/finite_dim.md §21.17), so error - algo
+                 is the excess (memorization + structural) at D; "mem" and "struct" are NaN (not
+                 separable at finite D)
+    test_shift   {"error", "limit", "decomposition"}: the shifted protocol's error at D, its limit
+                 and its decomposition as above (docs/finite_dim.md §21.11, §21.17), None without a
+                 shifted protocol; NaN where not derived
     valid        True inside the O(1/D) expansion's range (docs/finite_dim.md §21.9)
     validity     {"valid", "reason" (why not), "relative_correction": {tm, idg, odg} (the
                  sources' |corrections| over the limit), "remainder": {tm, idg, odg} (the
@@ -316,6 +323,7 @@ class FiniteDimResult:
     switches = property(lambda self: self._json["finite_d_switches"])
     validity = property(lambda self: self._json["validity"])
     test_shift = property(lambda self: self._json.get("test_shift"))
+    decomposition = property(lambda self: self._json["decomposition"])
     uncertainty = property(lambda self: self._json["uncertainty"])
     bayes_optimal = property(lambda self: self._json["bayes_optimal"])
     valid = property(lambda self: self._json["validity"]["valid"])

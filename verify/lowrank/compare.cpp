@@ -64,11 +64,11 @@ const std::vector<Quantity>& informational_quantities() {
       {"decomp.idg.algo", algo<1>, [](const S& s) { return s.decomposition.idg.algo; }},
       {"decomp.odg.algo", algo<2>, [](const S& s) { return s.decomposition.odg.algo; }},
       {"decomp.tm.excess", excess<0>,
-       [](const S& s) { return s.decomposition.tm.mem + s.decomposition.tm.structural; }},
+       [](const S& s) { return s.error.tm - s.decomposition.tm.algo; }},
       {"decomp.idg.excess", excess<1>,
-       [](const S& s) { return s.decomposition.idg.mem + s.decomposition.idg.structural; }},
+       [](const S& s) { return s.error.idg - s.decomposition.idg.algo; }},
       {"decomp.odg.excess", excess<2>,
-       [](const S& s) { return s.decomposition.odg.mem + s.decomposition.odg.structural; }},
+       [](const S& s) { return s.error.odg - s.decomposition.odg.algo; }},
       {"decomp.fit.e",
        [](const R& r) { return r.decomposition ? &r.decomposition->fit_e : nullptr; },
        [](const S& s) { return s.e; }},
@@ -261,6 +261,7 @@ theory::Solution as_solution(const theory::FiniteDimResult& fd) {
   predicted.error = fd.error;
   predicted.order = fd.order;
   predicted.test_shift = fd.test_shift;  // docs/finite_dim.md §21.11
+  predicted.decomposition = fd.decomposition;  // algo at D (§21.17)
   return predicted;
 }
 
@@ -339,7 +340,12 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
     std::vector<Quantity> shown = compared_quantities();
     if (sims[k].of(shift_quantity()) && fd.test_shift)
       shown.insert(shown.begin() + 3, shift_quantity());
+    // The decomposition's algo and excess rows (docs/finite_dim.md §21.17); decomp.fit.* has no
+    // finite-D value.
+    for (const auto& q : informational_quantities())
+      if (std::string(q.name).rfind("decomp.fit.", 0) != 0) shown.push_back(q);
     for (const auto& q : shown) {
+      if (sims[k].of(q) == nullptr) continue;
       const numerics::Estimate& st = *sims[k].of(q);
       FiniteDimRow row;
       row.dim = o.dims[k];
