@@ -353,14 +353,47 @@ class SourceTerms {
 
   // context_mean and context_scalars (docs/finite_dim.md §21.4).
   void context_terms() {
-    const double alpha = q_.alpha, s2 = 1 + q_.sigma * q_.sigma;
+    const double alpha = q_.alpha;
     source("context_mean").law.weight_shift = 1 / alpha;  // E[s s^T] = (1 + 1/L) w w^T + nu I
-    // context_scalars: eta and b of variance 2/L, covariance 2/(L (1 + sigma^2)); the along-w
-    // noise deficit (-1/L) with the mean of eta^2 (+2/L) is context_mean's +1/L, removed here.
+    // context_scalars: eta and b of variance 2/L; the along-w noise deficit (-1/L) with the mean
+    // of eta^2 (+2/L) is context_mean's +1/L, removed here. The scale along w is (1 + eta) |w| +
+    // u with the along-w noise u (variance sigma^2/alpha), which correlates with b as eta does:
+    // Cov(eta + u/|w|, b) = 2/L (docs/finite_dim.md §21.4).
     Source& cs = source("context_scalars");
     cs.law.cov(ETA, ETA) = cs.law.cov(B_NOISE, B_NOISE) = 2 / alpha;
-    cs.law.cov(ETA, B_NOISE) = cs.law.cov(B_NOISE, ETA) = 2 / (alpha * s2);
+    cs.law.cov(ETA, B_NOISE) = cs.law.cov(B_NOISE, ETA) = 2 / alpha;
     cs.law.weight_shift = -2 / alpha;
+    along_task_noise(cs.matrix);
+  }
+
+  // The context noise's covariance is nu I - w w^T / L, not nu I: along its own task it has
+  // variance sigma^2/alpha (docs/finite_dim.md §21.4). The rank-one deficit changes, at O(1/D),
+  // the Stein terms of context_quadratic_forms where the noise meets the task (w^T G n,
+  // w^T (Gbar - P) n), with the task's forms w^T G w/D = chi, w^T Gbar w/D = m, w^T P w/D = q:
+  //   D Var(Delta) += -4 chi^2/alpha,   D Cov(E, Delta) += 4 (m - q) chi/alpha,
+  //   dH += 4 chi S/(alpha Delta^2),   dL += 2 chi S/(alpha Delta^2),
+  //   dM += S (4 (m - q)/Delta^2 + 8 E_tr chi/Delta^3)/alpha,
+  // with the scalar parts as in quadratic_forms. Part of the context law: --gaussian-context
+  // (isotropic noise) removes it with context_scalars.
+  void along_task_noise(MatrixCorrection& c) const {
+    const Vec& x0 = x0_;
+    const double nu = q_.nu(), K = q_.tau / q_.kappa, a = 1 / q_.alpha;
+    const double chi = x0[CHI], m_q = x0[M] - x0[Q];
+    const double Dl = 1 + x0[CHI] + nu * x0[CHIBAR];
+    const double Etr = q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR];
+    const double VQ = -4 * a * chi * chi, CQ = 4 * a * m_q * chi;
+    const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl;
+    const double scal = -2 * CQ / D3 + 3 * Etr * VQ / D4;
+    c.active = true;
+    c.H.on_A = [=](double s) { return K * ((s + nu) * VQ / D3 + 4 * a * chi * s / D2); };
+    c.H.off_A = K * nu * VQ / D3;
+    c.L.on_A = [=](double s) { return K * (s * VQ / D3 + 2 * a * chi * s / D2); };
+    c.L.off_A = 0;
+    c.M.on_A = [=](double s) {
+      return K * ((s + nu) * scal + a * s * (4 * m_q / D2 + 8 * Etr * chi / D3));
+    };
+    c.M.off_A = K * nu * scal;
+    if (!model_.low_rank()) sigma_weighted_terms(c);
   }
 
   // context_quadratic_forms (docs/finite_dim.md §21.4): the context noise n ~ N(0, nu I) enters

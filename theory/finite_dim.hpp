@@ -19,8 +19,9 @@ namespace icl::theory {
 //   test_context    the w w^T / L_t term of the test context's covariance (exact, §21.3)
 //   context_mean    the same rank-one term in the training context's covariance (§21.4)
 //   context_scalars the fluctuations of the training context estimate's scale along w and of
-//                   its noise level, Var = 2/L each (§21.4); with context_mean, 0 with
-//                   gaussian_context
+//                   its noise level, Var = 2/L each, and the noise's deficit along w
+//                   (variance sigma^2/alpha, not nu) in the Stein terms (§21.4); with
+//                   context_mean, 0 with gaussian_context
 //   context_quadratic_forms  the context noise's quadratic forms in the leverage and the
 //                   residual (Stein's lemma, §21.4)
 //   query_norms     |x|^2 of the training queries, Var = 2/D (§21.4); 0 with sphere_queries
