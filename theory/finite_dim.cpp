@@ -16,11 +16,13 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <Eigen/Dense>
 
 #include "numerics/error.hpp"
 #include "numerics/spectral_integral.hpp"
+#include "theory/finite_dim_channel.hpp"
 #include "theory/finite_dim_spectrum.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/sensitivity.hpp"
@@ -35,25 +37,15 @@ using numerics::Status;
 namespace {
 
 using namespace saddle_map;  // kN and the unknowns' indices Q, M, ..., CHIBARH
-using Vec = Eigen::Matrix<double, kN, 1>;
+using detail::A_NORM;
+using detail::B_NOISE;
+using detail::ChannelLaw;
+using detail::channel_mean;
+using detail::ETA;
+using Vec = detail::SaddleVec;
 using Mat = Eigen::Matrix<double, kN, kN>;
 
 double z_at(const Params& p, const Vec& x) { return -(p.lambda + x[QBARH]) / x[QH]; }
-
-// The channel's per-sample scalars (docs/finite_dim.md §21.4): the query norm a = |x|^2, the
-// context estimate's scale along its task (1 + eta) and its noise level b. xi holds their
-// deviations from the D -> infinity values (1, 0, 1).
-constexpr int kScalars = 3;
-enum Scalar { A_NORM, ETA, B_NOISE };
-using ScalarVec = Eigen::Matrix<double, kScalars, 1>;
-using ScalarCov = Eigen::Matrix<double, kScalars, kScalars>;
-
-// The per-sample law, per unit h = 1/D: the covariance of xi and a deterministic shift of the
-// weight of S in Delta and E_tr.
-struct ChannelLaw {
-  ScalarCov cov = ScalarCov::Zero();
-  double weight_shift = 0;
-};
 
 // A matrix commuting with S, for low-rank tasks (docs/finite_dim.md §21.4): on span(A) a function
 // of the eigenvalue s of S, on the complement (where S = 0) one number.
@@ -87,52 +79,6 @@ struct Source {
   bool gaussian_norms = false;
   double count_variance = 0;
 };
-
-// The square-loss channel of one training sample (docs/finite_dim.md §21.4), with the S weight
-// c1 = (1 + eta)^2 + shift:
-//   Delta = 1 + a (c1 chi + nu b chibar),  E = sigma^2 + a (1 - 2 (1 + eta) m + c1 q + nu b qbar),
-//   qh = K a c1 / Delta, mh = K a (1 + eta) / Delta, qbarh = K a nu b / Delta,
-//   chih = K a c1 E / Delta^2, chibarh = K a nu b E / Delta^2.
-// With xi = 0 and shift = 0 these are the conjugates of docs/model.md §4.2 at the root.
-void channel(const Params& p, const Vec& x, const ScalarVec& xi, double shift, double out[5]) {
-  const double K = p.tau / p.kappa;
-  const double nu = p.nu();
-  const double a = 1 + xi[A_NORM], e = 1 + xi[ETA], b = 1 + xi[B_NOISE];
-  const double c1 = e * e + shift;
-  const double Delta = 1 + a * (c1 * x[CHI] + nu * b * x[CHIBAR]);
-  const double E = p.sigma * p.sigma + a * (1 - 2 * e * x[M] + c1 * x[Q] + nu * b * x[QBAR]);
-  // In the order of the unknowns: qh, mh, chih, qbarh, chibarh (out[i] is x[QH + i]).
-  out[QH - QH] = K * a * c1 / Delta;
-  out[MH - QH] = K * a * e / Delta;
-  out[CHIH - QH] = K * a * c1 * E / (Delta * Delta);
-  out[QBARH - QH] = K * a * nu * b / Delta;
-  out[CHIBARH - QH] = K * a * nu * b * E / (Delta * Delta);
-}
-
-// E over the scalars to first order in their covariance h * cov: f(0) + (h/2) sum_ij cov_ij
-// d_i d_j f(0), the second derivatives by central differences (f is a smooth rational
-// function of xi near 0; step 1e-4 leaves an error of order 1e-8 relative).
-void channel_mean(const Params& p, const Vec& x, const ChannelLaw& law, double h,
-                  double out[5]) {
-  const double shift = h * law.weight_shift;
-  channel(p, x, ScalarVec::Zero(), shift, out);
-  if (h == 0 || law.cov.isZero()) return;
-  constexpr double d = 1e-4;
-  for (int i = 0; i < kScalars; ++i)
-    for (int j = 0; j < kScalars; ++j) {
-      if (law.cov(i, j) == 0) continue;
-      double f[4][5];
-      const int si[4] = {1, 1, -1, -1}, sj[4] = {1, -1, 1, -1};
-      for (int k = 0; k < 4; ++k) {
-        ScalarVec xi = ScalarVec::Zero();
-        xi[i] += si[k] * d;
-        xi[j] += sj[k] * d;
-        channel(p, x, xi, shift, f[k]);
-      }
-      for (int k = 0; k < 5; ++k)
-        out[k] += 0.5 * h * law.cov(i, j) * (f[0][k] - f[1][k] - f[2][k] + f[3][k]) / (4 * d * d);
-    }
-}
 
 class PerturbedMap {
  public:
@@ -366,6 +312,15 @@ class SourceTerms {
     along_task_noise(cs.matrix);
   }
 
+  // The training sample's leverage Delta = 1 + chi + nu chibar and residual variance E_tr at the
+  // D -> infinity root (docs/finite_dim.md §21.4).
+  std::pair<double, double> channel_at_root() const {
+    const Vec& x0 = x0_;
+    const double nu = q_.nu();
+    return {1 + x0[CHI] + nu * x0[CHIBAR],
+            q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR]};
+  }
+
   // The context noise's covariance is nu I - w w^T / L, not nu I: along its own task it has
   // variance sigma^2/alpha (docs/finite_dim.md §21.4). The rank-one deficit changes, at O(1/D),
   // the Stein terms of context_quadratic_forms where the noise meets the task (w^T G n,
@@ -379,8 +334,7 @@ class SourceTerms {
     const Vec& x0 = x0_;
     const double nu = q_.nu(), K = q_.tau / q_.kappa, a = 1 / q_.alpha;
     const double chi = x0[CHI], m_q = x0[M] - x0[Q];
-    const double Dl = 1 + x0[CHI] + nu * x0[CHIBAR];
-    const double Etr = q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR];
+    const auto [Dl, Etr] = channel_at_root();
     const double VQ = -4 * a * chi * chi, CQ = 4 * a * m_q * chi;
     const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl;
     const double scal = -2 * CQ / D3 + 3 * Etr * VQ / D4;
@@ -417,8 +371,7 @@ class SourceTerms {
       return rho * numerics::integrate(model_.spectrum_on_task_subspace(), f).value +
              (1 - rho) * f(0.0);
     };
-    const double Dl = 1 + x0[CHI] + nu * x0[CHIBAR];
-    const double Etr = q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR];
+    const auto [Dl, Etr] = channel_at_root();
     const double VQ = 4 * nu * tr([&](double s) { return s * G(s) * G(s); }) +
                       2 * nu * nu * tr([&](double s) { return G(s) * G(s); });
     const double CQ = -4 * nu * tr([&](double s) { return s * (Gb(s) - P(s)) * G(s); }) +
