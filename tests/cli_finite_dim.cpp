@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "theory/finite_dim.hpp"
+#include "theory/serialize.hpp"
 
 #include "cli_harness.hpp"
 
@@ -149,7 +150,7 @@ TEST_CASE("icl solve --finite-dim that fails: printed with null values, then exi
   CHECK(nlohmann::json::parse(slurp(f + ".json")).at("finite_dim").at("failed_points") == 1);
 }
 
-TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg fd_valid, equal to solve_finite_dim per point") {
+TEST_CASE("icl sweep --finite-dim adds the fd_* columns, equal to solve_finite_dim per point") {
   const Scratch d;
   const std::string plain_file = d.file("plain.tsv"), fd_file = d.file("fd.tsv");
   const Run plain = run_icl("sweep --vary alpha=1:3:3 --quiet --out " + plain_file);
@@ -158,8 +159,9 @@ TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg fd_valid, equal to so
   REQUIRE(with.code == 0);
   const Tsv a = parse_tsv(slurp(plain_file)), b = parse_tsv(slurp(fd_file));
   for (const auto& c : a.header) CHECK(c.rfind("fd_", 0) != 0);  // only with the flag
-  // The same columns plus the four fd_*, in the same rows; the other cells unchanged.
-  REQUIRE(b.header.size() == a.header.size() + 4);
+  // The same columns plus the fd_* of theory::finite_dim_columns, in the same rows; the other
+  // cells unchanged.
+  REQUIRE(b.header.size() == a.header.size() + icl::theory::finite_dim_columns().size());
   REQUIRE(b.rows.size() == 3);
   for (std::size_t i = 0; i < a.rows.size(); ++i)
     for (std::size_t c = 0; c < a.header.size(); ++c) CHECK(b.rows[i].at(b.column(a.header[c])) == a.rows[i][c]);
@@ -173,6 +175,9 @@ TEST_CASE("icl sweep --finite-dim adds fd_tm fd_idg fd_odg fd_valid, equal to so
     CHECK(std::stod(b.rows[i].at(b.column("fd_idg"))) == lib.error.idg);
     CHECK(std::stod(b.rows[i].at(b.column("fd_odg"))) == lib.error.odg);
     CHECK(std::stod(b.rows[i].at(b.column("fd_valid"))) == (lib.valid() ? 1.0 : 0.0));
+    // The algo part and the Bayes baselines at D (docs/finite_dim.md §21.17, §21.16).
+    CHECK(std::stod(b.rows[i].at(b.column("fd_idg_algo"))) == lib.decomposition.idg.algo);
+    CHECK(std::stod(b.rows[i].at(b.column("fd_bayes_odg"))) == lib.bayes_optimal.odg);
   }
   const auto side = nlohmann::json::parse(slurp(fd_file + ".json"));
   CHECK(side.at("finite_dim").at("dim") == 20);
@@ -188,7 +193,7 @@ TEST_CASE("icl sweep --finite-dim: points outside the finite-D theory are nan, n
   const Tsv t = parse_tsv(r.out);
   REQUIRE(t.rows.size() == 2);
   for (const auto& row : t.rows) CHECK(row.at(t.column("converged")) == "1");
-  for (const char* c : {"fd_tm", "fd_idg", "fd_odg", "fd_valid"}) {
+  for (const char* c : {"fd_tm", "fd_idg", "fd_odg", "fd_tm_algo", "fd_valid"}) {
     CHECK(t.rows[0].at(t.column(c)) != "nan");
     CHECK(t.rows[1].at(t.column(c)) == "nan");
   }

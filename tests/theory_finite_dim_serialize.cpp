@@ -58,8 +58,15 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
   CHECK(j.at("validity").at("relative_correction").at("idg") == r.validity.relative_correction.idg);
   CHECK(j.at("validity").at("remainder").at("odg") == r.validity.remainder.odg);
   const auto row = finite_dim_row(&r);
-  CHECK(row == std::vector<double>{r.error.tm, r.error.idg, r.error.odg, r.valid() ? 1.0 : 0.0});
-  CHECK(finite_dim_columns() == std::vector<std::string>{"fd_tm", "fd_idg", "fd_odg", "fd_valid"});
+  CHECK(row == std::vector<double>{r.error.tm, r.error.idg, r.error.odg,
+                                   r.decomposition.tm.algo, r.decomposition.idg.algo,
+                                   r.decomposition.odg.algo, r.bayes_optimal.idg,
+                                   r.bayes_optimal.odg, r.valid() ? 1.0 : 0.0});
+  CHECK(finite_dim_columns() ==
+        std::vector<std::string>{"fd_tm", "fd_idg", "fd_odg", "fd_tm_algo", "fd_idg_algo",
+                                 "fd_odg_algo", "fd_bayes_idg", "fd_bayes_odg", "fd_valid"});
+  CHECK(finite_dim_columns(true).size() == finite_dim_row(&r, true).size());
+  CHECK(finite_dim_row(nullptr, true).size() == finite_dim_columns(true).size());
 }
 
 TEST_CASE("finite_dim_to_json_of_a_failed_result_has_no_values") {

@@ -446,17 +446,27 @@ std::string to_text(const FiniteDimResult& r) {
 }
 
 std::vector<std::string> finite_dim_columns(bool test_shift) {
-  if (test_shift) return {"fd_tm", "fd_idg", "fd_odg", "fd_shift", "fd_valid"};
-  return {"fd_tm", "fd_idg", "fd_odg", "fd_valid"};
+  std::vector<std::string> c = {"fd_tm", "fd_idg", "fd_odg"};
+  if (test_shift) c.push_back("fd_shift");
+  for (const char* name : {"fd_tm_algo", "fd_idg_algo", "fd_odg_algo", "fd_bayes_idg", "fd_bayes_odg"})
+    c.push_back(name);
+  if (test_shift) c.push_back("fd_bayes_shift");
+  c.push_back("fd_valid");
+  return c;
 }
 
 std::vector<double> finite_dim_row(const FiniteDimResult* r, bool test_shift) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> row = {nan, nan, nan};
-  if (r != nullptr && r->converged()) row = {r->error.tm, r->error.idg, r->error.odg};
-  if (test_shift)
-    row.push_back(r != nullptr && r->converged() && r->test_shift ? r->test_shift->error : nan);
-  row.push_back(r == nullptr || !r->converged() ? nan : r->valid() ? 1.0 : 0.0);
+  if (r == nullptr) return std::vector<double>(finite_dim_columns(test_shift).size(), nan);
+  const bool ok = r->converged();
+  auto val = [&](double v) { return ok ? v : nan; };
+  std::vector<double> row = {val(r->error.tm), val(r->error.idg), val(r->error.odg)};
+  if (test_shift) row.push_back(r->test_shift ? val(r->test_shift->error) : nan);
+  const Decomposition& d = r->decomposition;
+  for (double v : {d.tm.algo, d.idg.algo, d.odg.algo, r->bayes_optimal.idg, r->bayes_optimal.odg})
+    row.push_back(val(v));
+  if (test_shift) row.push_back(val(r->bayes_optimal.shift));
+  row.push_back(!ok ? nan : r->valid() ? 1.0 : 0.0);
   return row;
 }
 

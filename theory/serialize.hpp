@@ -85,8 +85,10 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r);
 // Without converged(): the status and message only.
 std::string to_text(const FiniteDimResult& r);
 // The sweep columns fd_tm, fd_idg, fd_odg: the finite-D errors, with test_shift fd_shift (the
-// shifted protocol's, docs/finite_dim.md §21.11), and fd_valid (1 inside the expansion's range,
-// 0 outside, §21.9); nan for a failed point and for a point the finite-D theory does not cover
+// shifted protocol's, docs/finite_dim.md §21.11); fd_tm_algo, fd_idg_algo, fd_odg_algo (the
+// algo part at D, §21.17); fd_bayes_idg, fd_bayes_odg, with test_shift fd_bayes_shift (the
+// Bayes-optimal baselines at D, §21.16); and fd_valid (1 inside the expansion's range, 0
+// outside, §21.9); nan for a failed point and for a point the finite-D theory does not cover
 // (r == nullptr).
 std::vector<std::string> finite_dim_columns(bool test_shift = false);
 std::vector<double> finite_dim_row(const FiniteDimResult* r, bool test_shift = false);

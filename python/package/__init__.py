@@ -58,7 +58,7 @@ def solve(params=None, *, method="saddle", moments="quadrature", residual_tolera
     progress: None | True | 'tqdm' | callable(done, total, what), per point.
 
     finite_dim=D adds the finite-D prediction at every point as the columns fd_tm, fd_idg,
-    fd_odg and fd_valid (those of `icl sweep --finite-dim D`: solve_finite_dim, NaN where it
+    fd_odg, fd_*_algo, fd_bayes_* and fd_valid (those of `icl sweep --finite-dim D`: solve_finite_dim, NaN where it
     failed or does not cover the point); it always returns a SolutionArray (of shape () for
     scalar parameters). The Bayes-optimal baselines are the columns bayes_idg, bayes_odg;
     to_pandas() has every input parameter of every point.
@@ -122,7 +122,9 @@ def sweep(params, name, values, *, method="saddle", moments="quadrature", warm_s
     Every point is validated first (InvalidParams names the bad one). progress: None | True |
     'tqdm' | callable(done, total, what), one count over the stages.
 
-    finite_dim=D adds fd_tm, fd_idg, fd_odg and fd_valid (1 inside the expansion's range,
+    finite_dim=D adds fd_tm, fd_idg, fd_odg, the algo part at D fd_tm_algo, fd_idg_algo,
+    fd_odg_algo (§21.17), the Bayes baselines at D fd_bayes_idg, fd_bayes_odg (§21.16; with a
+    shifted protocol also fd_shift, fd_bayes_shift) and fd_valid (1 inside the expansion's range,
     docs/finite_dim.md §21.9): the finite-D prediction of solve_finite_dim at every point (NaN
     where it failed or does not cover the point), as `icl sweep --finite-dim D`. simulate=True adds a finite-D simulation of every point, as `icl sweep --simulate`:
     the columns sim_<q>, sim_<q>_sem (simulation_columns()), sim_converged (bool) and

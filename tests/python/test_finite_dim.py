@@ -95,12 +95,16 @@ class SweepFiniteDimTest(unittest.TestCase):
         plain = icl.sweep(p, "alpha", values)
         with_fd = icl.sweep(p, "alpha", values, finite_dim=20)
         self.assertFalse(any(k.startswith("fd_") for k in plain))
-        self.assertEqual(set(with_fd) - set(plain), {"fd_tm", "fd_idg", "fd_odg", "fd_valid"})
+        self.assertEqual(set(with_fd) - set(plain),
+                         {"fd_tm", "fd_idg", "fd_odg", "fd_tm_algo", "fd_idg_algo", "fd_odg_algo",
+                          "fd_bayes_idg", "fd_bayes_odg", "fd_valid"})
         for i, a in enumerate(values):
             p.alpha = a
             fd = icl.solve_finite_dim(p, 20)
             for e in ERRORS:
                 self.assertEqual(with_fd["fd_" + e][i], fd.error[e])
+                self.assertEqual(with_fd["fd_" + e + "_algo"][i], fd.decomposition[e]["algo"])
+            self.assertEqual(with_fd["fd_bayes_idg"][i], fd.bayes_optimal["idg"])
             self.assertEqual(with_fd["fd_valid"][i], 1.0 if fd.valid else 0.0)
 
     def test_not_covered_points_are_nan_and_switches_need_finite_dim(self):
