@@ -86,13 +86,7 @@ class PerturbedMap {
 
   // Spectral values at z with the bias h * bias added.
   SpectralValues values(double z, const SpectralBias& bias, double h) const {
-    SpectralValues v = model_.at(z, MomentMethod::Exact);
-    for (int k = 0; k < 4; ++k)
-      for (int j = 0; j < 3; ++j) {
-        v.R.r[k][j] += h * bias.R[k][j];
-        v.T.r[k][j] += h * bias.T[k][j];
-      }
-    return v;
+    return with_bias(model_.at(z, MomentMethod::Exact), bias, h);
   }
 
   // The order parameters of the Gamma equation with matrix corrections h * c (low-rank tasks;

@@ -27,13 +27,7 @@ void add_decomposition(FiniteDimResult& r) {
   const double z = r.limit.z, D = r.options.dim;
   const TaskLaw law = r.options.switches.fixed_norm_tasks ? TaskLaw::FixedNorm : TaskLaw::Gaussian;
   const SpectralValues v0 = model.at(z, numerics::MomentMethod::Exact);
-  const SpectralBias bias = task_set_bias(q, model, z, law);
-  SpectralValues v = v0;
-  for (int k = 0; k < 4; ++k)
-    for (int j = 0; j < 3; ++j) {
-      v.R.r[k][j] += bias.R[k][j] / D;
-      v.T.r[k][j] += bias.T[k][j] / D;
-    }
+  const SpectralValues v = with_bias(v0, task_set_bias(q, model, z, law), 1 / D);
   // Gbar's own second moments, coefficients A = 1, B = C = 0, mh/qh = 1 (docs/errors_phases.md
   // §8.2): the algo piece of each protocol with the spectral values of one draw's mean.
   const CoefficientsT<double> gbar{1.0, 0.0, 0.0, 1.0};

@@ -56,6 +56,15 @@ double wishart_dT01(const Params& p, const SpectralModel& model, double z) {
 
 }  // namespace
 
+SpectralValues with_bias(SpectralValues v, const SpectralBias& bias, double h) {
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 3; ++j) {
+      v.R.r[k][j] += h * bias.R[k][j];
+      v.T.r[k][j] += h * bias.T[k][j];
+    }
+  return v;
+}
+
 SpectralBias task_set_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law) {
   if (!p.task_spectrum.empty()) return task_spectrum_bias(p, model, z, law);
   // In span(A): dR01 = rho dT01; tr S/D and tr Sigma S/D have no bias (E S = Sigma). Fixed-norm

@@ -20,6 +20,10 @@ struct SpectralBias {
   double T[4][3] = {};
 };
 
+// v with h * bias added to every R_{k,j}, T_{k,j} (j <= 2): at h = 1/D the spectral values of
+// one draw's mean, to O(1/D).
+SpectralValues with_bias(SpectralValues v, const SpectralBias& bias, double h);
+
 enum class TaskLaw { Gaussian, FixedNorm };
 
 // The bias of the spectrum of S over one draw of the M0 tasks, for tasks of the law `law`, at z
