@@ -326,22 +326,37 @@ class SourceTerms {
   // (isotropic noise) removes it with context_scalars.
   void along_task_noise(MatrixCorrection& c) const {
     const Vec& x0 = x0_;
-    const double nu = q_.nu(), K = q_.tau / q_.kappa, a = 1 / q_.alpha;
-    const double chi = x0[CHI], m_q = x0[M] - x0[Q];
+    const double a = 1 / q_.alpha, chi = x0[CHI], m_q = x0[M] - x0[Q];
     const auto [Dl, Etr] = channel_at_root();
-    const double VQ = -4 * a * chi * chi, CQ = 4 * a * m_q * chi;
-    const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl;
+    const double D2 = Dl * Dl, D3 = D2 * Dl;
+    MatrixCorrection stein;
+    stein.H.on_A = [=](double s) { return 4 * a * chi * s / D2; };
+    stein.L.on_A = [=](double s) { return 2 * a * chi * s / D2; };
+    stein.M.on_A = [=](double s) { return a * s * (4 * m_q / D2 + 8 * Etr * chi / D3); };
+    c = channel_corrections(-4 * a * chi * chi, 4 * a * m_q * chi, stein);
+  }
+
+  // A source's corrections to the Gamma equation from the law of the sample's Delta and E
+  // (docs/finite_dim.md §21.4), per unit h: the scalar parts of D Var(Delta) = VQ and
+  // D Cov(E, Delta) = CQ (the second-order expansion of the channel in Delta and E, with
+  // E[s s^T] = S + nu), plus the Stein matrix terms `stein` (H, L, M without the factor K); for
+  // a general task spectrum also their Sigma-weighted traces.
+  MatrixCorrection channel_corrections(double VQ, double CQ, const MatrixCorrection& stein) const {
+    const double nu = q_.nu(), K = q_.tau / q_.kappa;
+    const auto [Dl, Etr] = channel_at_root();
+    const double D3 = Dl * Dl * Dl, D4 = D3 * Dl;
     const double scal = -2 * CQ / D3 + 3 * Etr * VQ / D4;
+    const MatFun H = stein.H, L = stein.L, M = stein.M;
+    MatrixCorrection c;
     c.active = true;
-    c.H.on_A = [=](double s) { return K * ((s + nu) * VQ / D3 + 4 * a * chi * s / D2); };
-    c.H.off_A = K * nu * VQ / D3;
-    c.L.on_A = [=](double s) { return K * (s * VQ / D3 + 2 * a * chi * s / D2); };
-    c.L.off_A = 0;
-    c.M.on_A = [=](double s) {
-      return K * ((s + nu) * scal + a * s * (4 * m_q / D2 + 8 * Etr * chi / D3));
-    };
-    c.M.off_A = K * nu * scal;
+    c.H.on_A = [=](double s) { return K * ((s + nu) * VQ / D3 + H.on_A(s)); };
+    c.H.off_A = K * (nu * VQ / D3 + H.off_A);
+    c.L.on_A = [=](double s) { return K * (s * VQ / D3 + L.on_A(s)); };
+    c.L.off_A = K * L.off_A;
+    c.M.on_A = [=](double s) { return K * ((s + nu) * scal + M.on_A(s)); };
+    c.M.off_A = K * (nu * scal + M.off_A);
     if (!model_.low_rank()) sigma_weighted_terms(c);
+    return c;
   }
 
   // context_quadratic_forms (docs/finite_dim.md §21.4): the context noise n ~ N(0, nu I) enters
@@ -351,7 +366,7 @@ class SourceTerms {
   //   D Cov(E, Delta) = -4 nu tr(S (Gbar - P) G)/D + 2 nu^2 tr(P G)/D.
   void quadratic_forms() {
     const Vec& x0 = x0_;
-    const double z0 = z0_, rho = q_.rho, kappa = q_.kappa, nu = q_.nu(), K = q_.tau / q_.kappa;
+    const double z0 = z0_, rho = q_.rho, kappa = q_.kappa, nu = q_.nu();
     // Commuting functions of S at the root (docs/errors_phases.md §8.1, docs/finite_dim.md §21.4):
     // the response G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
     const double qh2 = x0[QH] * x0[QH], kq = kappa * x0[QH], ratio = x0[MH] / x0[QH];
@@ -370,23 +385,17 @@ class SourceTerms {
                       2 * nu * nu * tr([&](double s) { return G(s) * G(s); });
     const double CQ = -4 * nu * tr([&](double s) { return s * (Gb(s) - P(s)) * G(s); }) +
                       2 * nu * nu * tr([&](double s) { return P(s) * G(s); });
-    const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl;
-    MatrixCorrection& qf = source("context_quadratic_forms").matrix;
-    qf.active = true;
-    qf.H.on_A = [=](double s) {
-      return K * ((s + nu) * VQ / D3 - (2 / D2) * (2 * nu * s + nu * nu) * G(s));
+    const double D2 = Dl * Dl, D3 = D2 * Dl;
+    MatrixCorrection stein;
+    stein.H.on_A = [=](double s) { return -(2 / D2) * (2 * nu * s + nu * nu) * G(s); };
+    stein.H.off_A = -(2 / D2) * nu * nu * G(0);
+    stein.L.on_A = [=](double s) { return -(2 * nu / D2) * s * G(s); };
+    stein.M.on_A = [=](double s) {
+      return -4 * nu * s * (Gb(s) - P(s)) / D2 - 8 * nu * Etr * s * G(s) / D3 +
+             2 * nu * nu * P(s) / D2 - 4 * nu * nu * Etr * G(s) / D3;
     };
-    qf.H.off_A = K * (nu * VQ / D3 - (2 / D2) * nu * nu * G(0));
-    qf.L.on_A = [=](double s) { return K * (s * VQ / D3 - (2 * nu / D2) * s * G(s)); };
-    qf.L.off_A = 0;
-    const double scal = -2 * CQ / D3 + 3 * Etr * VQ / D4;
-    qf.M.on_A = [=](double s) {
-      return K * ((s + nu) * scal - 4 * nu * s * (Gb(s) - P(s)) / D2 -
-                  8 * nu * Etr * s * G(s) / D3 + 2 * nu * nu * P(s) / D2 -
-                  4 * nu * nu * Etr * G(s) / D3);
-    };
-    qf.M.off_A = K * (nu * scal + 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3);
-    if (!model_.low_rank()) sigma_weighted_terms(qf);
+    stein.M.off_A = 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3;
+    source("context_quadratic_forms").matrix = channel_corrections(VQ, CQ, stein);
   }
 
   // General task spectrum (docs/finite_dim.md §21.14): the first-order change of Gbar and of
