@@ -212,12 +212,7 @@ void add_scaled(Errors& into, const Errors& a, double scale) {
   into.odg += scale * a.odg;
 }
 void add_scaled(OrderParams& into, const OrderParams& a, double scale) {
-  into.m += scale * a.m;
-  into.q += scale * a.q;
-  into.qbar += scale * a.qbar;
-  into.mbar += scale * a.mbar;
-  into.m0 += scale * a.m0;
-  into.q0 += scale * a.q0;
+  for (double OrderParams::*f : detail::kSourceOrderFields) into.*f += scale * a.*f;
 }
 
 }  // namespace

@@ -136,6 +136,11 @@ Params at_dimension(const Params& p, int dim);
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options);
 
 namespace detail {
+// The order parameters a source moves (FiniteDimSource::order_slope), in one order for every sum
+// and copy of them.
+inline constexpr double OrderParams::*kSourceOrderFields[] = {
+    &OrderParams::m, &OrderParams::q, &OrderParams::qbar, &OrderParams::mbar, &OrderParams::m0,
+    &OrderParams::q0};
 // The two branches of solve_finite_dim (validated input): the linearized saddle point (§21.2)
 // and the ridgeless branch's lambda -> 0+ limit of it (§21.10).
 FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions& options);

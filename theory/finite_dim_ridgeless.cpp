@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -26,13 +27,16 @@ constexpr int kMaxHalvings = 14;
 // every source's error slopes and the order parameters' slopes.
 constexpr double kAgreement = 1e-4;
 
-// The slopes a finite-D result carries, flattened: per source TM, IDG, ODG, then the six order
-// parameters' slopes (m, q, qbar, mbar, m0, q0) per source.
+// Slopes per source in slopes_of: TM, IDG, ODG and the order parameters'.
+constexpr std::size_t kPerSource = 3 + std::size(detail::kSourceOrderFields);
+
+// The slopes a finite-D result carries, flattened: per source TM, IDG, ODG, then the slopes of
+// the order parameters it moves (detail::kSourceOrderFields).
 std::vector<double> slopes_of(const FiniteDimResult& r) {
   std::vector<double> v;
   for (const FiniteDimSource& s : r.sources) {
-    const OrderParams& o = s.order_slope;
-    v.insert(v.end(), {s.slope.tm, s.slope.idg, s.slope.odg, o.m, o.q, o.qbar, o.mbar, o.m0, o.q0});
+    v.insert(v.end(), {s.slope.tm, s.slope.idg, s.slope.odg});
+    for (double OrderParams::*f : detail::kSourceOrderFields) v.push_back(s.order_slope.*f);
   }
   return v;
 }
@@ -55,16 +59,12 @@ double disagreement(const std::vector<double>& x, const std::vector<double>& y) 
 // The extrapolated slopes written into r's sources, their sums and the corrected values.
 void write_slopes(FiniteDimResult& r, const std::vector<double>& v) {
   for (std::size_t k = 0; k < r.sources.size(); ++k) {
-    const double* s = v.data() + 9 * k;
+    const double* s = v.data() + kPerSource * k;
     FiniteDimSource& src = r.sources[k];
     src.slope = {s[0], s[1], s[2]};
     src.order_slope = OrderParams{};
-    src.order_slope.m = s[3];
-    src.order_slope.q = s[4];
-    src.order_slope.qbar = s[5];
-    src.order_slope.mbar = s[6];
-    src.order_slope.m0 = s[7];
-    src.order_slope.q0 = s[8];
+    const double* o = s + 3;
+    for (double OrderParams::*f : detail::kSourceOrderFields) src.order_slope.*f = *o++;
   }
   detail::sum_sources(r);
 }
