@@ -56,8 +56,13 @@ const numerics::Estimate* excess(const SimulationResult& r) {
 }
 }  // namespace
 
-const std::vector<Quantity>& informational_quantities() {
-  using R = SimulationResult;
+std::vector<Quantity> compared_quantities(bool shift) {
+  std::vector<Quantity> q = compared_quantities();
+  if (shift) q.insert(q.begin() + 3, shift_quantity());
+  return q;
+}
+
+const std::vector<Quantity>& decomposition_quantities() {
   using S = theory::Solution;
   static const std::vector<Quantity> q = {
       {"decomp.tm.algo", algo<0>, [](const S& s) { return s.decomposition.tm.algo; }},
@@ -69,13 +74,23 @@ const std::vector<Quantity>& informational_quantities() {
        [](const S& s) { return s.error.idg - s.decomposition.idg.algo; }},
       {"decomp.odg.excess", excess<2>,
        [](const S& s) { return s.error.odg - s.decomposition.odg.algo; }},
-      {"decomp.fit.e",
-       [](const R& r) { return r.decomposition ? &r.decomposition->fit_e : nullptr; },
-       [](const S& s) { return s.e; }},
-      {"decomp.fit.e_nu",
-       [](const R& r) { return r.decomposition ? &r.decomposition->fit_e_nu : nullptr; },
-       [](const S& s) { return s.e * s.nu; }},
   };
+  return q;
+}
+
+const std::vector<Quantity>& informational_quantities() {
+  using R = SimulationResult;
+  using S = theory::Solution;
+  static const std::vector<Quantity> q = [] {
+    std::vector<Quantity> v = decomposition_quantities();
+    v.push_back({"decomp.fit.e",
+                 [](const R& r) { return r.decomposition ? &r.decomposition->fit_e : nullptr; },
+                 [](const S& s) { return s.e; }});
+    v.push_back({"decomp.fit.e_nu",
+                 [](const R& r) { return r.decomposition ? &r.decomposition->fit_e_nu : nullptr; },
+                 [](const S& s) { return s.e * s.nu; }});
+    return v;
+  }();
   return q;
 }
 
@@ -337,13 +352,10 @@ FiniteDimReport finite_dim_report(const GridPoint& gp, const VerifyOptions& o,
       rep.message = "the finite-D prediction at " + at + " did not converge: " + fd.message;
     }
     const theory::Solution predicted = as_solution(fd);
-    std::vector<Quantity> shown = compared_quantities();
-    if (sims[k].of(shift_quantity()) && fd.test_shift)
-      shown.insert(shown.begin() + 3, shift_quantity());
-    // The decomposition's algo and excess rows (docs/finite_dim.md §21.17); decomp.fit.* has no
-    // finite-D value.
-    for (const auto& q : informational_quantities())
-      if (std::string(q.name).rfind("decomp.fit.", 0) != 0) shown.push_back(q);
+    std::vector<Quantity> shown =
+        compared_quantities(sims[k].of(shift_quantity()) && fd.test_shift);
+    // The decomposition's algo and excess rows (docs/finite_dim.md §21.17).
+    for (const auto& q : decomposition_quantities()) shown.push_back(q);
     for (const auto& q : shown) {
       if (sims[k].of(q) == nullptr) continue;
       const numerics::Estimate& st = *sims[k].of(q);
@@ -374,9 +386,7 @@ std::vector<SimulationComparison> comparison(const SimulationResult& r) {
   std::optional<theory::Solution> predicted;
   if (r.finite_dim && r.finite_dim->converged()) predicted = as_solution(*r.finite_dim);
   const theory::BayesOptimal& bayes = r.theory->bayes_optimal;
-  std::vector<Quantity> shown = compared_quantities();
-  if (r.shift) shown.insert(shown.begin() + 3, shift_quantity());
-  for (const Quantity& q : shown) {
+  for (const Quantity& q : compared_quantities(r.shift.has_value())) {
     const numerics::Estimate* st = q.simulated(r);
     if (st == nullptr) continue;
     SimulationComparison c;
@@ -444,9 +454,7 @@ PointResult verify_point(const GridPoint& gp, const VerifyOptions& o,
     sims.push_back(std::move(*summary));
     if (progress) progress(k + 1, o.dims.size(), gp.label + ": D = " + std::to_string(o.dims[k]));
   }
-  std::vector<Quantity> enforced = compared_quantities();
-  if (gp.params.has_test_shift()) enforced.insert(enforced.begin() + 3, shift_quantity());
-  for (const auto& q : enforced) {
+  for (const auto& q : compared_quantities(gp.params.has_test_shift())) {
     res.rows.push_back(compare_row(q, true, res.theory, sims, o));
     if (!res.rows.back().passed()) res.status = numerics::Status::CheckFailed;
   }

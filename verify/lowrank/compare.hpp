@@ -30,8 +30,15 @@ const std::vector<Quantity>& compared_quantities();
 // Params::has_test_shift(): SimulationResult::shift against Solution::test_shift (nullptr / NaN
 // when absent).
 Quantity shift_quantity();
+// compared_quantities() with shift_quantity() after the errors when `shift` (a point with a
+// shifted protocol): the rows of a comparison, in their order.
+std::vector<Quantity> compared_quantities(bool shift);
+// The measured decomposition's decomp.{tm,idg,odg}.{algo,excess} (docs/errors_phases.md §8.4):
+// the informational rows with a finite-D prediction (docs/finite_dim.md §21.17).
+const std::vector<Quantity>& decomposition_quantities();
 // Informational rows (the decomposition, docs/errors_phases.md §8, partly conjectural): reported
-// when the simulation measured them, never failing.
+// when the simulation measured them, never failing. decomposition_quantities(), then
+// decomp.fit.{e,e_nu}.
 const std::vector<Quantity>& informational_quantities();
 
 // One compared quantity of a simulation at one point (icl simulate, Python simulate()): the

@@ -192,9 +192,7 @@ std::string to_text(const SimulationResult& r) {
   os << line;
   const auto rows = comparison(r);
   if (rows.empty()) {
-    std::vector<Quantity> shown = compared_quantities();
-    if (r.shift) shown.insert(shown.begin() + 3, shift_quantity());
-    for (const auto& q : shown) {
+    for (const auto& q : compared_quantities(r.shift.has_value())) {
       const numerics::Estimate& st = *q.simulated(r);
       std::snprintf(line, sizeof line, "%-12s %12s %10s %20s %20s\n", q.name,
                     fmt(st.mean, 5).c_str(), fmt(st.sem, 5).c_str(), "-", "-");
