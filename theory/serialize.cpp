@@ -45,9 +45,10 @@ nlohmann::ordered_json test_shift_json(const TestShift& t) {
 }
 
 // "shift" only with a shifted test protocol (docs/general_covariance.md §20).
-nlohmann::ordered_json bayes_json(const Solution& s) {
-  nlohmann::ordered_json j = {{"idg", s.bayes_optimal.idg}, {"odg", s.bayes_optimal.odg}};
-  if (s.test_shift) j["shift"] = s.bayes_optimal.shift;
+// {idg, odg [, shift]}: the baselines, with the shifted protocol's when the point has one.
+nlohmann::ordered_json bayes_json(const BayesOptimal& b, bool shift) {
+  nlohmann::ordered_json j = {{"idg", b.idg}, {"odg", b.odg}};
+  if (shift) j["shift"] = b.shift;
   return j;
 }
 
@@ -104,7 +105,7 @@ nlohmann::ordered_json to_json(const Solution& s) {
       {"message", s.message},
       {"order", order_json(s.order, s.method)},
       {"error", error_json(s.error)},
-      {"bayes_optimal", bayes_json(s)},
+      {"bayes_optimal", bayes_json(s.bayes_optimal, s.test_shift.has_value())},
       {"decomposition", decomposition_json(s.decomposition)},
       {"regime", to_string(s.regime)},
       {"effective_ridge", -s.z},
@@ -210,7 +211,7 @@ nlohmann::ordered_json to_json_block(const Solution& s, const std::string& key) 
   if (key == "params") return to_json(s.params);
   if (key == "order") return order_json(s.order, s.method);
   if (key == "error") return error_json(s.error);
-  if (key == "bayes_optimal") return bayes_json(s);
+  if (key == "bayes_optimal") return bayes_json(s.bayes_optimal, s.test_shift.has_value());
   if (key == "test_shift")
     return s.test_shift ? test_shift_json(*s.test_shift) : nlohmann::ordered_json();
   if (key == "decomposition") return decomposition_json(s.decomposition);
@@ -354,14 +355,9 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
             {"max_relative_correction", kMaxRelativeCorrection}}},
           {"finite_d_switches", to_json(r.options.switches)}};
   // The Bayes-optimal baselines at D and their limit (docs/finite_dim.md §21.16).
-  j["bayes_optimal"] = {{"idg", r.bayes_optimal.idg},
-                        {"odg", r.bayes_optimal.odg},
-                        {"limit", {{"idg", r.limit.bayes_optimal.idg},
-                                   {"odg", r.limit.bayes_optimal.odg}}}};
-  if (r.test_shift) {  // the shifted protocol's baseline (prior C_test), at D and its limit
-    j["bayes_optimal"]["shift"] = r.bayes_optimal.shift;
-    j["bayes_optimal"]["limit"]["shift"] = r.limit.bayes_optimal.shift;
-  }
+  const bool shift = r.test_shift.has_value();
+  j["bayes_optimal"] = bayes_json(r.bayes_optimal, shift);
+  j["bayes_optimal"]["limit"] = bayes_json(r.limit.bayes_optimal, shift);
   // The shifted protocol at D (docs/finite_dim.md §21.11), when the point has one.
   if (r.test_shift)
     j["test_shift"] = {{"error", val(r.test_shift->error)},
