@@ -6,10 +6,11 @@
 #include <cstdint>
 #include <sstream>
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 #include <boost/math/tools/roots.hpp>
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
+#include "numerics/dense_decompositions.hpp"
 #include "numerics/error.hpp"
 #include "numerics/table.hpp"
 
@@ -303,7 +304,8 @@ PerLayerEnvelope per_layer_envelope(const DepthParams& p) {
   // sigma^2 + 1 - 2 b^T r + r^T A r with A = (J^2 + k J)[0:L, 0:L], b = J[0:L, 0] (§5).
   const Eigen::MatrixXd A = (J * J + k * J).topLeftCorner(L, L);
   const Eigen::VectorXd b = J.col(0).head(L);
-  const Eigen::VectorXd r = A.ldlt().solve(b);
+  Eigen::VectorXd r;
+  (void)numerics::ldlt_solve(A, b, r);  // A is positive definite (§5)
   PerLayerEnvelope env;
   env.error = p.sigma * p.sigma + jac.atom + jac.weight * (1.0 - b.dot(r));
   // P = sum_j pi_j p_j, pi = e_0 - J r; its roots are the eigenvalues of the comrade matrix
@@ -314,9 +316,9 @@ PerLayerEnvelope per_layer_envelope(const DepthParams& p) {
   pi(0) += 1.0;
   Eigen::MatrixXd C = J.topLeftCorner(L, L);
   C.row(L - 1) -= (jac.off / pi(L)) * pi.head(L).transpose();
-  const Eigen::EigenSolver<Eigen::MatrixXd> es(C, false);
+  const Eigen::VectorXcd eig = numerics::general_eigenvalues(C).values;
   std::vector<std::pair<double, double>> roots;
-  for (int i = 0; i < L; ++i) roots.emplace_back(es.eigenvalues()(i).real(), es.eigenvalues()(i).imag());
+  for (int i = 0; i < L; ++i) roots.emplace_back(eig(i).real(), eig(i).imag());
   std::sort(roots.begin(), roots.end());
   for (const auto& [re, im] : roots) {
     env.roots_real.push_back(re);

@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <Eigen/Eigenvalues>
-
+#include "numerics/dense_decompositions.hpp"
 #include "numerics/error.hpp"
 #include "numerics/seed.hpp"
 #include "numerics/normal_sampler.hpp"
@@ -48,11 +47,11 @@ GdDemoResult run(const theory::Params& p, const GdDemoOptions& o,
   out.message = ref.message.empty() ? "" : "CG reference: " + ref.message;
   out.residual_norm = ref.residual_norm;
   const PerProtocol<MatrixXd> C = test_task_moments(d, o.odg, rng);
-  Eigen::SelfAdjointEigenSolver<MatrixXd> es(C.tm);
-  const double cut = 1e-9 * std::max(1.0, es.eigenvalues().maxCoeff());
+  const numerics::SymmetricEigen es = numerics::symmetric_eigen(C.tm);
+  const double cut = 1e-9 * std::max(1.0, es.values.maxCoeff());
   VectorXd in_span(n.D);
-  for (int i = 0; i < n.D; ++i) in_span(i) = es.eigenvalues()(i) > cut ? 1.0 : 0.0;
-  const MatrixXd PS = es.eigenvectors() * in_span.asDiagonal() * es.eigenvectors().transpose();
+  for (int i = 0; i < n.D; ++i) in_span(i) = es.values(i) > cut ? 1.0 : 0.0;
+  const MatrixXd PS = es.vectors * in_span.asDiagonal() * es.vectors.transpose();
   const MatrixXd P0 = MatrixXd::Identity(n.D, n.D) - PS;
   const int Lt = n.Lt;
   const double st = p.sigma_test;

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include <Eigen/Eigenvalues>
+#include <Eigen/Cholesky>
 
+#include "numerics/dense_decompositions.hpp"
 #include "numerics/normal_sampler.hpp"
 
 namespace icl::verify::lowrank {
@@ -149,9 +150,9 @@ DecompositionMeasurement measure_decomposition(const MatrixXd& G, const Dataset&
   const double z = theory.z, e = theory.e, nu = theory.nu;
   DecompositionMeasurement out;
   auto& dec = out.decomposition;
-  Eigen::SelfAdjointEigenSolver<MatrixXd> es(C.tm);
-  const VectorXd lam = es.eigenvalues().cwiseMax(0.0);
-  const MatrixXd& U = es.eigenvectors();
+  const numerics::SymmetricEigen es = numerics::symmetric_eigen(C.tm);
+  const VectorXd lam = es.values.cwiseMax(0.0);
+  const MatrixXd& U = es.vectors;
   const double cut = 1e-9 * std::max(1.0, lam.maxCoeff());
   VectorXd in_span(n.D);
   for (int i = 0; i < n.D; ++i) in_span(i) = lam(i) > cut ? 1.0 : 0.0;

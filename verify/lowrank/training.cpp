@@ -5,10 +5,9 @@
 #include <cstdio>
 #include <optional>
 
-#include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 #include <Eigen/QR>
 
+#include "numerics/dense_decompositions.hpp"
 #include "numerics/error.hpp"
 #include "numerics/parallel.hpp"
 #include "verify/lowrank/detail/normal_operator.hpp"
@@ -65,11 +64,11 @@ struct KroneckerPreconditioner {
   MatrixXd U, V, inv_denominator;
   KroneckerPreconditioner(const Dataset& d, double ridge, int threads) {
     const double N = d.n.N;
-    Eigen::SelfAdjointEigenSolver<MatrixXd> ex(detail::blocked_gram(d.X, threads) / N);
-    Eigen::SelfAdjointEigenSolver<MatrixXd> es(detail::blocked_gram(d.Sm, threads) / N);
-    U = ex.eigenvectors();
-    V = es.eigenvectors();
-    const VectorXd a = ex.eigenvalues().cwiseMax(0.0), b = es.eigenvalues().cwiseMax(0.0);
+    numerics::SymmetricEigen ex = numerics::symmetric_eigen(detail::blocked_gram(d.X, threads) / N);
+    numerics::SymmetricEigen es = numerics::symmetric_eigen(detail::blocked_gram(d.Sm, threads) / N);
+    U = std::move(ex.vectors);
+    V = std::move(es.vectors);
+    const VectorXd a = ex.values.cwiseMax(0.0), b = es.values.cwiseMax(0.0);
     inv_denominator = ((a * b.transpose()).array() + ridge).inverse().matrix();
     const double big = 1e300;
     for (Eigen::Index k = 0; k < inv_denominator.size(); ++k)
@@ -215,8 +214,7 @@ RidgeFit train_direct(const Dataset& d, double lambda, bool min_norm) {
     MatrixXd H = Phi.transpose() * Phi;
     H.diagonal().array() += lambda * d.n.M0;
     const VectorXd rhs = Phi.transpose() * d.y;
-    Eigen::LDLT<MatrixXd> ldlt(H);
-    if (ldlt.info() != Eigen::Success) {
+    if (!numerics::ldlt_solve(H, rhs, g)) {
       res.Gamma = MatrixXd::Constant(D, D, std::nan(""));
       res.status = numerics::Status::NumericalFailure;
       res.message = "dense normal equations: factorization failed";
@@ -224,7 +222,6 @@ RidgeFit train_direct(const Dataset& d, double lambda, bool min_norm) {
       res.seconds = seconds_since(t0);
       return res;
     }
-    g = ldlt.solve(rhs);
   }
   res.Gamma = Eigen::Map<MatrixXd>(g.data(), D, D);
   const MatrixXd B = normal_rhs(d);

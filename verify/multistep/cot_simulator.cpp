@@ -11,9 +11,9 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <Eigen/Eigenvalues>
 
 #include "numerics/blas.hpp"
+#include "numerics/dense_decompositions.hpp"
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "numerics/memory.hpp"
@@ -180,9 +180,9 @@ bool pretrain(const theory::CotParams& p, const Sizes& n, bool direct, std::uint
 double spectral_radius(const MatrixXd& A, const MatrixXd& S) {
   MatrixXd J = -A * S;
   J.diagonal().array() += 1.0;
-  const Eigen::EigenSolver<MatrixXd> es(J, false);
-  if (es.info() != Eigen::Success) return kNaN;
-  return es.eigenvalues().cwiseAbs().maxCoeff();
+  const numerics::GeneralEigenvalues es = numerics::general_eigenvalues(J);
+  if (!es.converged) return kNaN;
+  return es.values.cwiseAbs().maxCoeff();
 }
 
 SeedOutput run_seed(const theory::CotParams& p, const CotSimOptions& o, const Sizes& n,

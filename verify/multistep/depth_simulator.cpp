@@ -4,8 +4,9 @@
 #include <cmath>
 #include <random>
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 
+#include "numerics/dense_decompositions.hpp"
 #include "numerics/error.hpp"
 #include "numerics/normal_sampler.hpp"
 #include "numerics/parallel.hpp"
@@ -57,8 +58,7 @@ double one_sample(const theory::DepthParams& p, double g, const DepthSimOptions&
   nx.fill(X.data(), X.size(), 1.0 / std::sqrt(double(D)));
   if (o.estimator == DepthEstimator::Conditional) {
     const Eigen::MatrixXd S = scale * (X * X.transpose());
-    const Eigen::VectorXd s = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(S, Eigen::EigenvaluesOnly)
-                                  .eigenvalues();
+    const Eigen::VectorXd s = numerics::symmetric_eigenvalues(S);
     double sum = 0;
     for (Eigen::Index i = 0; i < s.size(); ++i) {
       const double u = 1.0 - g * s(i);

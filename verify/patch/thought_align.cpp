@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "numerics/dense_decompositions.hpp"
 #include "numerics/error.hpp"
 #include "verify/patch/experiments.hpp"
 
@@ -64,7 +65,9 @@ std::vector<ThoughtRow> thought_patch(const Weights<double>& w, const Mat<double
     const double lam = p.ridge * G.trace() / c.width;
     G.diagonal().array() += lam;
     // dW* = R Ac^T (Ac Ac^T + lam I)^{-1}: solve (G) X = Ac R^T, dW* = X^T (G symmetric)
-    const Mat<double> dWs = G.ldlt().solve(Ac * Rm.transpose()).transpose();
+    Mat<double> X;
+    (void)numerics::ldlt_solve(G, Ac * Rm.transpose(), X);  // G is positive definite (lam > 0)
+    const Mat<double> dWs = X.transpose();
     Mat<double> avg = Mat<double>::Zero(W.rows(), W.cols());
     for (int j = 0; j < m; ++j) avg += Rm.col(j) * ac.col(j).transpose() / ac.col(j).squaredNorm();
     avg /= m;
