@@ -96,7 +96,7 @@ void run_sweep(const Flags& f) {
 
 // icl phase: the theory on a 2-D grid (theory::phase_grid_rows), sharded by rows of x, each row
 // written as it completes so that memory stays one row whatever the grid (docs/cli.md, "Memory
-// and size"); a grid beyond a week, or beyond the free space of --out, is refused first.
+// and size"); a grid beyond a day, or beyond the free space of --out, is refused first.
 void run_phase(const Flags& f) {
   const theory::Params p = f.flags.resolve();
   const NamedRange gx = parse_named_range(f.x, "--x"), gy = parse_named_range(f.y, "--y");

@@ -17,7 +17,7 @@ inline constexpr double kMaxGridSeconds = 24 * 3600.0;
 
 struct PhaseGridSize {
   std::size_t nx = 0, ny = 0, points = 0;
-  double seconds_per_point = 0;  // measured on a probe of the grid's corners (one thread)
+  double seconds_per_point = 0;  // CPU time of a warm probe of the grid's corners (one thread)
   double seconds = 0;            // points x seconds_per_point / threads
   double memory_bytes = 0;       // phase_grid() holding every point and Solution at once
   // The text of a TSV of `columns` numbers per row: an upper bound (the widest number of
