@@ -14,29 +14,14 @@
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "numerics/memory.hpp"
+#include "theory/mpfr_array.hpp"
 
 namespace icl::theory {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// A fixed-length array of MPFR numbers at one precision (MPFR's C interface: the inner loops
-// are fused multiply-adds on preallocated numbers, no temporaries).
-class MpArray {
- public:
-  MpArray(std::size_t n, mpfr_prec_t bits) : v_(n) {
-    for (auto& x : v_) mpfr_init2(&x, bits), mpfr_set_zero(&x, 1);
-  }
-  ~MpArray() {
-    for (auto& x : v_) mpfr_clear(&x);
-  }
-  MpArray(const MpArray&) = delete;
-  MpArray& operator=(const MpArray&) = delete;
-  mpfr_ptr operator[](std::size_t i) { return &v_[i]; }
-
- private:
-  std::vector<__mpfr_struct> v_;
-};
+using detail::MpArray;
 
 constexpr mpfr_rnd_t kRound = MPFR_RNDN;
 constexpr int kFirstBits = 128;

@@ -8,11 +8,11 @@
 
 #include <Eigen/Core>
 #include <boost/math/tools/roots.hpp>
-#include <boost/multiprecision/cpp_bin_float.hpp>
 
 #include "numerics/dense_decompositions.hpp"
 #include "numerics/error.hpp"
 #include "numerics/table.hpp"
+#include "theory/mpfr_array.hpp"
 
 namespace icl::theory {
 
@@ -199,40 +199,60 @@ double depth_error_steps(const DepthParams& p, const std::vector<double>& steps)
 
 std::vector<double> depth_error_polynomial(const DepthParams& p) {
   p.validate();
-  using HP = boost::multiprecision::cpp_bin_float_50;
-  const int L = p.layers;
-  const HP lambda = HP(1) / HP(p.alpha);
+  // 192 bits (57 digits), rounded to nearest: the Narayana numbers and binomials are integers,
+  // exact at this precision; no sum cancels (the terms of c_j share the sign (-1)^j), so each
+  // c_j is its correctly rounded double.
+  constexpr mpfr_prec_t kBits = 192;
+  constexpr mpfr_rnd_t kRound = MPFR_RNDN;
+  const int L = p.layers, n = 2 * L + 1;
+  detail::MpArray m(n, kBits), c(n, kBits), choose_2L(n, kBits), choose_L(L + 1, kBits),
+      t(5, kBits);
+  const mpfr_ptr lambda = t[0], narayana = t[1], power = t[2], term = t[3], k = t[4];
+  mpfr_set_d(lambda, p.alpha, kRound);
+  mpfr_ui_div(lambda, 1, lambda, kRound);
   // Moments m_0..m_{2L} by exact Narayana numbers.
-  std::vector<HP> m(2 * L + 1);
-  for (int k = 0; k <= 2 * L; ++k) {
-    if (k == 0) {
-      m[0] = 1;
-      continue;
+  mpfr_set_ui(m[0], 1, kRound);
+  for (int order = 1; order < n; ++order) {
+    mpfr_set_ui(narayana, 1, kRound);
+    mpfr_set_ui(power, 1, kRound);
+    for (int j = 1; j <= order; ++j) {
+      mpfr_mul(term, narayana, power, kRound);
+      mpfr_add(m[order], m[order], term, kRound);
+      mpfr_mul_ui(narayana, narayana, static_cast<unsigned long>((order - j) * (order - j + 1)), kRound);
+      mpfr_div_ui(narayana, narayana, static_cast<unsigned long>(j * (j + 1)), kRound);
+      mpfr_mul(power, power, lambda, kRound);
     }
-    HP sum = 0, narayana = 1, power = 1;
-    for (int j = 1; j <= k; ++j) {
-      sum += narayana * power;
-      narayana = narayana * HP(k - j) * HP(k - j + 1) / (HP(j) * HP(j + 1));
-      power *= lambda;
-    }
-    m[k] = sum;
   }
-  auto binom = [](int n, int k) {
-    HP b = 1;
-    for (int i = 1; i <= k; ++i) b = b * HP(n - k + i) / HP(i);
-    return b;
+  auto binomials = [&](int top, detail::MpArray& out) {  // C(top, 0..top)
+    mpfr_set_ui(out[0], 1, kRound);
+    for (int i = 1; i <= top; ++i) {
+      mpfr_mul_ui(out[i], out[i - 1], static_cast<unsigned long>(top - i + 1), kRound);
+      mpfr_div_ui(out[i], out[i], static_cast<unsigned long>(i), kRound);
+    }
   };
-  std::vector<HP> c(2 * L + 1, HP(0));
-  for (int j = 0; j <= 2 * L; ++j) c[j] += (j % 2 ? -1 : 1) * binom(2 * L, j) * m[j];
-  const HP k = HP(p.sigma) * HP(p.sigma) / HP(p.alpha);
+  binomials(2 * L, choose_2L);
+  binomials(L, choose_L);
+  for (int j = 0; j < n; ++j) {
+    mpfr_mul(c[j], choose_2L[j], m[j], kRound);
+    if (j % 2) mpfr_neg(c[j], c[j], kRound);
+  }
+  // k = sigma^2 / alpha; q_a q_b = (-1)^(a+b) C(L, a) C(L, b).
+  mpfr_set_d(k, p.sigma, kRound);
+  mpfr_sqr(k, k, kRound);
+  mpfr_div_d(k, k, p.alpha, kRound);
   for (int a = 1; a <= L; ++a)
     for (int b = 1; b <= L; ++b) {
-      const HP qa = (a % 2 ? 1 : -1) * binom(L, a), qb = (b % 2 ? 1 : -1) * binom(L, b);
-      c[a + b] += k * qa * qb * m[a + b - 1];
+      mpfr_mul(term, choose_L[a], choose_L[b], kRound);
+      mpfr_mul(term, term, m[a + b - 1], kRound);
+      mpfr_mul(term, term, k, kRound);
+      if ((a + b) % 2) mpfr_neg(term, term, kRound);
+      mpfr_add(c[a + b], c[a + b], term, kRound);
     }
-  c[0] += HP(p.sigma) * HP(p.sigma);
-  std::vector<double> out(c.size());
-  for (std::size_t j = 0; j < c.size(); ++j) out[j] = static_cast<double>(c[j]);
+  mpfr_set_d(term, p.sigma, kRound);
+  mpfr_sqr(term, term, kRound);
+  mpfr_add(c[0], c[0], term, kRound);
+  std::vector<double> out(static_cast<std::size_t>(n));
+  for (int j = 0; j < n; ++j) out[static_cast<std::size_t>(j)] = mpfr_get_d(c[j], kRound);
   return out;
 }
 

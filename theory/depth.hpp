@@ -101,7 +101,7 @@ DepthTerms depth_terms(double alpha, int layers, double g);
 double depth_error_steps(const DepthParams& p, const std::vector<double>& steps);
 
 // The coefficients c_0..c_{2L} of e(g) = sum_j c_j g^j from the Narayana moments (§2), computed
-// in 50-digit arithmetic and rounded: the monomial form loses about log10(max_j |c_j| g^j / e)
+// in 192-bit (57-digit) MPFR arithmetic and rounded: the monomial form loses about log10(max_j |c_j| g^j / e)
 // digits when evaluated in double (fine for L <= 10 at the optimal g; the run uses §3).
 std::vector<double> depth_error_polynomial(const DepthParams& p);
 
