@@ -370,7 +370,7 @@ class ProgressTest(unittest.TestCase):
 
     def test_ctrl_c_interrupts_a_long_call(self):
         # A vectorized solve of 10^6 points (~30 s) in a child; SIGINT once it is computing must
-        # end it with KeyboardInterrupt at the next point (checked even without a callback).
+        # end it with KeyboardInterrupt within 20 ms (checked even without a callback).
         # The 60 s limit only catches a hang; it is not a speed assertion.
         import os
         import signal
