@@ -26,16 +26,25 @@ GeneralEigenvalues general_eigenvalues(const Eigen::MatrixXd& a) {
   return out;
 }
 
-bool ldlt_solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& b, Eigen::VectorXd& x) {
+namespace {
+
+// One factorization for both right-hand sides; the solve itself stays Eigen's for each (a
+// vector right-hand side takes the triangular vector solves, a matrix one the blocked ones).
+template <class Rhs>
+bool ldlt_solve_any(const Eigen::MatrixXd& a, const Rhs& b, Rhs& x) {
   const Eigen::LDLT<Eigen::MatrixXd> ldlt(a);
   x = ldlt.solve(b);
   return ldlt.info() == Eigen::Success;
 }
 
+}  // namespace
+
+bool ldlt_solve(const Eigen::MatrixXd& a, const Eigen::VectorXd& b, Eigen::VectorXd& x) {
+  return ldlt_solve_any(a, b, x);
+}
+
 bool ldlt_solve(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b, Eigen::MatrixXd& x) {
-  const Eigen::LDLT<Eigen::MatrixXd> ldlt(a);
-  x = ldlt.solve(b);
-  return ldlt.info() == Eigen::Success;
+  return ldlt_solve_any(a, b, x);
 }
 
 }  // namespace icl::numerics
