@@ -23,7 +23,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 using detail::MpArray;
 
-constexpr mpfr_rnd_t kRound = MPFR_RNDN;
+constexpr mpfr_rnd_t kRound = detail::kMpRound;
 constexpr int kFirstBits = 128;
 
 struct SeriesValues {

@@ -203,7 +203,7 @@ std::vector<double> depth_error_polynomial(const DepthParams& p) {
   // exact at this precision; no sum cancels (the terms of c_j share the sign (-1)^j), so each
   // c_j is its correctly rounded double.
   constexpr mpfr_prec_t kBits = 192;
-  constexpr mpfr_rnd_t kRound = MPFR_RNDN;
+  constexpr mpfr_rnd_t kRound = detail::kMpRound;
   const int L = p.layers, n = 2 * L + 1;
   detail::MpArray m(n, kBits), c(n, kBits), choose_2L(n, kBits), choose_L(L + 1, kBits),
       t(5, kBits);

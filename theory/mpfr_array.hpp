@@ -11,6 +11,9 @@
 
 namespace icl::theory::detail {
 
+// Every MPFR operation of the theory rounds to nearest.
+inline constexpr mpfr_rnd_t kMpRound = MPFR_RNDN;
+
 class MpArray {
  public:
   MpArray(std::size_t n, mpfr_prec_t bits) : v_(n) {
