@@ -3,11 +3,11 @@
 //
 // Each report with a callable takes the GIL, checks for pending signals (Ctrl-C raises
 // KeyboardInterrupt there) and calls the callable; without one, only the signal check is made,
-// at most every 20 ms (and after the last unit). An exception (the interrupt, or one raised by the callable) stops the
-// reporting: where the library lets progress cancel (theory::sweep, solve_points, phase_grid,
-// the simulator's run) it is thrown at once and the library stops and rethrows it; elsewhere
-// (entries that do not document cancellation) it is kept and raised by rethrow_if_failed() once
-// the call returns. Reports are serialized by the library, so the state needs no lock of its own.
+// at most every 20 ms (and after the last unit). An exception (the interrupt, or one raised by
+// the callable) stops the reporting: where the library lets progress cancel (theory::sweep,
+// solve_points, phase_grid, the simulator's run) it is thrown at once and the library stops and
+// rethrows it; elsewhere (entries that do not document cancellation) it is kept and raised by
+// rethrow_if_failed() once the call returns. Reports are serialized by the library, so the state needs no lock of its own.
 #pragma once
 #include <pybind11/pybind11.h>
 
