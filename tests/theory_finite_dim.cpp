@@ -266,54 +266,128 @@ TEST_CASE("finite_dim_task_spectrum_sources_match_wishart_monte_carlo") {
   }
 }
 
+namespace {
+// docs/finite_dim.md §21.11: with a test covariance a Sigma + b I (a + b = 1) the shifted error is
+// a IDG + b ODG at every D. The finite-D shift is computed source by source with C_test in place
+// of Sigma, independently of that identity, so the identity checks it: the error, every source's
+// slope (central differences: 1e-6 relative to |a| + |b|) and the algo part at D.
+void check_affine_shift(const FiniteDimResult& r) {
+  REQUIRE(r.converged());
+  REQUIRE(r.test_shift.has_value());
+  const auto w = shift_as_idg_odg(r.sized);
+  REQUIRE(w.has_value());
+  const double a = w->first, b = w->second, scale = std::abs(a) + std::abs(b);
+  CHECK(r.test_shift->error == doctest::Approx(a * r.error.idg + b * r.error.odg).epsilon(1e-8));
+  CHECK(r.test_shift->error != r.limit.test_shift->error);
+  for (const FiniteDimSource& s : r.sources) {
+    INFO(s.name);
+    CHECK(std::abs(s.shift_slope - (a * s.slope.idg + b * s.slope.odg)) <= 1e-6 * scale);
+  }
+  CHECK(r.test_shift->decomposition.algo ==
+        doctest::Approx(a * r.decomposition.idg.algo + b * r.decomposition.odg.algo).epsilon(1e-12));
+}
+}  // namespace
+
 TEST_CASE("finite_dim_test_shift_is_the_idg_odg_combination_where_exact") {
-  // docs/finite_dim.md §21.11: a test covariance a Sigma + b I (a + b = 1) has the error a IDG +
-  // b ODG at every D; the D -> infinity theory obeys the same identity (an independent check of
-  // the weights), and the finite-D shift is that combination of the finite-D IDG and ODG.
+  // The identity of §21.11 at the paper's point (overlap 0.3: a = -6, b = 7), on the ridgeless
+  // branch (overlap 0.5), for one training level and for a two-level general spectrum; the
+  // D -> infinity theory obeys it too (an independent check of the weights).
   Params p{.alpha = 2, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3};
   p.test_overlap = 0.3;
   FiniteDimOptions o;
   o.dim = 40;
   const FiniteDimResult r = solve_finite_dim(p, o);
-  REQUIRE(r.converged());
-  REQUIRE(r.test_shift.has_value());
+  check_affine_shift(r);
   const auto w = shift_as_idg_odg(r.sized);
-  REQUIRE(w.has_value());
   const double b = (1 - 0.3) / (1 - r.sized.rho);
   CHECK(w->second == doctest::Approx(b).epsilon(1e-14));
   CHECK(w->first + w->second == doctest::Approx(1).epsilon(1e-14));
   CHECK(r.limit.test_shift->error ==
         doctest::Approx(w->first * r.limit.error.idg + w->second * r.limit.error.odg).epsilon(1e-10));
-  CHECK(r.test_shift->error == w->first * r.error.idg + w->second * r.error.odg);
-  CHECK(r.test_shift->error != r.limit.test_shift->error);
+  Params ridgeless = p;
+  ridgeless.tau = 0.6;
+  ridgeless.test_overlap = 0.5;
+  o.dim = 30;
+  check_affine_shift(solve_finite_dim(ridgeless, o));
+  o.dim = 40;
   // One training level (rho = 1, where only C = 1 is valid): the shift is IDG = ODG.
   Params full = p;
   full.rho = 1;
   full.test_overlap = 1;
   const FiniteDimResult f = solve_finite_dim(full, o);
   REQUIRE(f.converged());
-  CHECK(f.test_shift->error == f.error.idg);
-  CHECK(std::find(f.omitted.begin(), f.omitted.end(), "test_shift_levels") == f.omitted.end());
-  // A general spectrum: two levels are always affine; three levels with test levels that are
-  // not an affine function of the training ones have no finite-D shift (listed as omitted).
+  CHECK(f.test_shift->error == doctest::Approx(f.error.idg).epsilon(1e-12));
+  // A general spectrum with two levels: always affine.
   Params g{.alpha = 2, .tau = 2.25, .kappa = 0.8, .sigma = 0.3, .lambda = 0.1};
   g.task_spectrum = low_rank_plus_complement_spectrum(0.4, 0.2);
   g.test_levels = {0.5, 4.0 / 3.0};
   const FiniteDimResult two = solve_finite_dim(g, o);
-  REQUIRE(two.converged());
-  CHECK(std::isfinite(two.test_shift->error));
+  check_affine_shift(two);
   CHECK(two.limit.test_shift->error ==
         doctest::Approx(shift_as_idg_odg(two.sized)->first * two.limit.error.idg +
                         shift_as_idg_odg(two.sized)->second * two.limit.error.odg)
             .epsilon(1e-8));
-  g.task_spectrum = {{0.5, 0.5}, {1.0, 0.25}, {2.0, 0.25}};  // mean 0.25 + 0.25 + 0.5 = 1
-  g.test_levels = {1.2, 0.9, 0.7};  // mean 0.6 + 0.225 + 0.175 = 1; affine would need 1.033
+}
+
+TEST_CASE("finite_dim_general_spectrum_where_a_quadratic_form_trace_nearly_vanishes_converges") {
+  // docs/finite_dim.md §21.8: at this point (the verify grid's general spectrum, tau 1.6578947,
+  // D = 30) tr(S (Gbar - P) G)/D nearly vanishes; traced as one sign-changing integrand, GSL
+  // could not reach its relative tolerance and the exception stopped a whole sweep.
+  Params g{.alpha = 2, .tau = 1.6578947, .kappa = 0.8, .sigma = 0.3, .lambda = 0.1};
+  g.task_spectrum = low_rank_plus_complement_spectrum(0.4, 0.2);
+  FiniteDimOptions o;
+  o.dim = 30;
+  const FiniteDimResult r = solve_finite_dim(g, o);
+  REQUIRE(r.converged());
+  CHECK(r.error.idg > r.limit.error.idg);
+  // Between its neighbours (the errors fall with tau).
+  Params lo = g, hi = g;
+  lo.tau = 1.6;
+  hi.tau = 1.7;
+  const double below = solve_finite_dim(hi, o).error.idg, above = solve_finite_dim(lo, o).error.idg;
+  CHECK(r.error.idg < above);
+  CHECK(r.error.idg > below);
+}
+
+TEST_CASE("finite_dim_test_shift_at_non_affine_levels_has_its_own_slopes") {
+  // docs/finite_dim.md §21.11: three levels with test levels that are not an affine function of
+  // the training ones. The shift is derived source by source (no IDG/ODG combination exists);
+  // it is finite and nothing is omitted. The same three-level path with the test levels equal to
+  // the training levels is IDG, with all levels 1 it is ODG, source by source; the simulation
+  // judges the values (tests/verify_finite_dim.cpp).
+  Params g{.alpha = 2, .tau = 1.5, .kappa = 1, .sigma = 0.3, .lambda = 0.05};
+  g.task_spectrum = {{2.0, 0.3}, {1.0, 0.3}, {0.25, 0.4}};
+  g.test_levels = {0.25, 0.5, 1.9375};  // mean 0.075 + 0.15 + 0.775 = 1
   REQUIRE_FALSE(shift_as_idg_odg(g).has_value());
-  const FiniteDimResult three = solve_finite_dim(g, o);
-  REQUIRE(three.converged());
-  CHECK(std::isnan(three.test_shift->error));
-  CHECK(std::find(three.omitted.begin(), three.omitted.end(), "test_shift_levels") !=
-        three.omitted.end());
+  FiniteDimOptions o;
+  o.dim = 20;
+  const FiniteDimResult r = solve_finite_dim(g, o);
+  REQUIRE(r.converged());
+  REQUIRE(r.test_shift.has_value());
+  CHECK(std::isfinite(r.test_shift->error));
+  CHECK(std::isfinite(r.test_shift->decomposition.algo));
+  CHECK(std::find(r.omitted.begin(), r.omitted.end(), "test_shift_levels") == r.omitted.end());
+  double sum = 0;
+  for (const FiniteDimSource& s : r.sources) {
+    INFO(s.name);
+    CHECK(std::isfinite(s.shift_slope));
+    sum += s.shift_slope;
+  }
+  CHECK(r.test_shift->error == doctest::Approx(r.limit.test_shift->error + sum / 20).epsilon(1e-14));
+  CHECK(r.test_shift->error > r.error.odg);  // mostly on the weakest level: above both
+  // The endpoints through the same path: C_test = Sigma and C_test = I.
+  for (const bool idg : {true, false}) {
+    Params e = g;
+    e.test_levels = idg ? std::vector<double>{2.0, 1.0, 0.25} : std::vector<double>{1.0, 1.0, 1.0};
+    const FiniteDimResult f = solve_finite_dim(e, o);
+    REQUIRE(f.converged());
+    INFO("C_test = " << (idg ? "Sigma" : "I"));
+    CHECK(f.test_shift->error == doctest::Approx(idg ? f.error.idg : f.error.odg).epsilon(1e-9));
+    for (const FiniteDimSource& s : f.sources) {
+      INFO(s.name);
+      CHECK(s.shift_slope == doctest::Approx(idg ? s.slope.idg : s.slope.odg).epsilon(1e-6));
+    }
+  }
 }
 
 // --- General task spectra (docs/finite_dim.md §21.13, §21.14) ------------------------------

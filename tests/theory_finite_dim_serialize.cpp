@@ -1,5 +1,6 @@
 // The one serializer of FiniteDimResult (theory/serialize.hpp): its JSON layout, the NaN rule
 // for a failed result, and the sweep's fd_* columns.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -95,4 +96,32 @@ TEST_CASE("finite_dim_to_json_of_a_failed_result_has_no_values") {
   for (double v : finite_dim_row(nullptr)) CHECK(std::isnan(v));
   CHECK(to_text(r).find("no finite-D prediction") != std::string::npos);
   CHECK(to_text(r).find("0.1") == std::string::npos);
+}
+
+TEST_CASE("finite_dim_to_json_carries_the_shifted_protocol_per_source") {
+  // docs/finite_dim.md §21.11, §21.12: with a shifted protocol each source's slope and correction
+  // carry `shift`, and test_shift its error bar; without one neither key exists.
+  Params p{.alpha = 2, .tau = 2.25, .kappa = 1.5, .rho = 0.9, .sigma = 0.3};
+  FiniteDimOptions o;
+  o.dim = 30;
+  const auto plain = nlohmann::json::parse(to_json(solve_finite_dim(p, o)).dump());
+  CHECK_FALSE(plain.contains("test_shift"));
+  CHECK_FALSE(plain.at("sources").at("query_norms").at("slope").contains("shift"));
+  p.test_overlap = 0.3;
+  const FiniteDimResult r = solve_finite_dim(p, o);
+  REQUIRE(r.converged());
+  const auto j = nlohmann::json::parse(to_json(r).dump());
+  for (const auto& s : r.sources) {
+    INFO(s.name);
+    CHECK(j.at("sources").at(s.name).at("slope").at("shift").get<double>() == s.shift_slope);
+    CHECK(j.at("sources").at(s.name).at("correction").at("shift").get<double>() ==
+          s.shift_slope / 30);
+  }
+  CHECK(j.at("test_shift").at("error").get<double>() == r.test_shift->error);
+  const double u = j.at("test_shift").at("uncertainty").get<double>();
+  CHECK(u == r.validity.shift_remainder);
+  // eps^2 |limit| from the shift's own corrections: positive, of the size of the others'.
+  CHECK(u > 0);
+  CHECK(u < 10 * std::max({r.validity.remainder.tm, r.validity.remainder.idg,
+                           r.validity.remainder.odg}));
 }

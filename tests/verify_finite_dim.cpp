@@ -269,6 +269,35 @@ TEST_CASE("verify finite-D prediction on the ridgeless branch agrees with min-no
   check_prediction_not_limit(verify_point(gp, o), 2.5, 0.005);
 }
 
+TEST_CASE("verify finite-D shift at non-affine test levels agrees with the simulation where the limit does not") {
+  // docs/finite_dim.md §21.11: three task levels (2 on 30%, 1 on 30%, 0.25 on 40%) with test
+  // levels 0.25 / 0.5 / 1.9375 (mostly on the weakest training level), not an affine
+  // function of the training ones, so the shift is derived source by source. At D = 20 and 30
+  // (240 and 100 seeds, about 4 s) every error, the shift included, within 2.5 s.e. + 0.5% of
+  // the finite-D prediction; the limit (0.05-0.11 below) fails that for every error.
+  GridPoint gp{"three levels, non-affine test levels", {}};
+  gp.params = icl::theory::Params{.alpha = 2, .tau = 1.5, .kappa = 1, .sigma = 0.3,
+                                  .lambda = 0.05};
+  gp.params.task_spectrum = {{2.0, 0.3}, {1.0, 0.3}, {0.25, 0.4}};
+  gp.params.test_levels = {0.25, 0.5, 1.9375};
+  REQUIRE_FALSE(icl::theory::shift_as_idg_odg(gp.params).has_value());
+  VerifyOptions o;
+  o.dims = {20, 30};
+  o.seeds = {240, 100};
+  o.threads = 2;
+  o.points = {gp};
+  const PointResult r = verify_point(gp, o);
+  check_prediction_not_limit(r, 2.5, 0.005);
+  int shift_rows = 0;
+  for (const auto& row : r.finite_dim.rows) {
+    if (row.quantity != "error.shift") continue;
+    ++shift_rows;
+    INFO("D = " << row.dim << ": sim " << row.mean << " +- " << row.sem << ", limit " << row.limit);
+    CHECK(std::abs(row.mean - row.limit) > 2.5 * row.sem + 0.005 * row.limit);
+  }
+  CHECK(shift_rows == 2);
+}
+
 TEST_CASE("verify at a general task covariance omits no source") {
   const GridPoint gp = general_point();
   // 0.4 D an integer: the simulated spectrum is the population one (compare.cpp verify_grid).
@@ -472,8 +501,13 @@ TEST_CASE("finite_dim algo part matches the error of Gbar on sampled task sets w
     bool fixed_norm;
   };
   const GridPoint paper = verify_grid(true).front();
+  // Three levels with non-affine test levels (docs/finite_dim.md §21.11): the shift's algo part
+  // through the test-weighted traces' own bias.
+  icl::theory::Params three{.alpha = 2, .tau = 1.5, .kappa = 1, .sigma = 0.3, .lambda = 0.05};
+  three.task_spectrum = {{2.0, 0.3}, {1.0, 0.3}, {0.25, 0.4}};
+  three.test_levels = {0.25, 0.5, 1.9375};
   const std::vector<Case> cases = {{paper.params, false}, {paper.params, true},
-                                   {general_point().params, false}};
+                                   {general_point().params, false}, {three, false}};
   const int D = 20, draws = 300;
   int case_no = 0;
   for (const Case& c : cases) {

@@ -15,7 +15,6 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <stdexcept>
 #include <utility>
 
 #include <Eigen/Dense>
@@ -24,6 +23,7 @@
 #include "numerics/spectral_integral.hpp"
 #include "theory/finite_dim_channel.hpp"
 #include "theory/finite_dim_spectrum.hpp"
+#include "theory/finite_dim_terms.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/sensitivity.hpp"
 #include "theory/spectral_model.hpp"
@@ -37,56 +37,38 @@ using numerics::Status;
 namespace {
 
 using namespace saddle_map;  // kN and the unknowns' indices Q, M, ..., CHIBARH
-using detail::A_NORM;
-using detail::B_NOISE;
-using detail::ChannelLaw;
 using detail::channel_mean;
-using detail::ETA;
+using detail::MatrixCorrection;
+using detail::Source;
+using detail::source_terms;
 using Vec = detail::SaddleVec;
 using Mat = Eigen::Matrix<double, kN, kN>;
 
 double z_at(const Params& p, const Vec& x) { return -(p.lambda + x[QBARH]) / x[QH]; }
 
-// A matrix commuting with S, for low-rank tasks (docs/finite_dim.md §21.4): on span(A) a function
-// of the eigenvalue s of S, on the complement (where S = 0) one number.
-struct MatFun {
-  std::function<double(double)> on_A = [](double) { return 0.0; };
-  double off_A = 0;
-};
-
-// Corrections, per unit h = 1/D, to the three matrices of the Gamma equation (docs/finite_dim.md
-// §21.4): the Hessian H = qh (S - z) (+ lambda), the linear term L = mh S, the noise covariance
-// M = chih S + chibarh; their D -> infinity forms are multiples of S and I, the corrections are
-// not (they carry Sigma and the resolvent of S).
-struct MatrixCorrection {
-  MatFun H, L, M;
-  bool active = false;
-  // General task spectrum (docs/finite_dim.md §21.14): the corrections' first-order Sigma-weighted
-  // traces per unit h at the root, d tr(Sigma Gbar)/D and d tr(Sigma (Gbar^2 + N))/D.
-  double sigma_m0 = 0, sigma_q0 = 0;
-};
-
-// One source: its spectral bias, its channel law, whether it adds the test-context term, its
-// matrix corrections, and its task laws.
-struct Source {
-  SpectralBias bias;
-  ChannelLaw law;
-  bool test_context = false;
-  MatrixCorrection matrix;
-  // Task sources (docs/finite_dim.md §21.6, §21.15): the task-resolved theory with Gaussian
-  // against fixed-norm tasks, or with relative sequence counts of this variance (per unit 1/D);
-  // computed apart from the map.
-  bool gaussian_norms = false;
-  double count_variance = 0;
+// A shifted protocol's order parameters m_C = tr(C_test Gbar)/D, q_C = tr(C_test (Gbar^2 + N))/D
+// (docs/finite_dim.md §21.11); NaN without one.
+struct TestTraces {
+  double m = std::numeric_limits<double>::quiet_NaN();
+  double q = std::numeric_limits<double>::quiet_NaN();
 };
 
 class PerturbedMap {
  public:
-  PerturbedMap(const Params& p, const SpectralModel& model) : p_(p), model_(model) {}
+  PerturbedMap(const Params& p, const SpectralModel& model)
+      : p_(p), model_(model), test_(p.test_eigenvalues()) {}
 
   // Spectral values at z with the bias h * bias added.
   SpectralValues values(double z, const SpectralBias& bias, double h) const {
     return with_bias(model_.at(z, MomentMethod::Exact), bias, h);
+  }
+
+  // A shifted protocol's test-weighted values at z with the bias h * bias.U (general task
+  // spectra; for low-rank tasks U is exactly a combination of the biased R and T: nullopt).
+  std::optional<numerics::ResolventMoments> test_values(double z, const SpectralBias& bias,
+                                                        double h) const {
+    if (test_.empty() || model_.low_rank()) return std::nullopt;
+    return with_test_bias(model_.test_weighted(model_.at(z, MomentMethod::Exact), test_), bias, h);
   }
 
   // The order parameters of the Gamma equation with matrix corrections h * c (low-rank tasks;
@@ -97,8 +79,11 @@ class PerturbedMap {
   // each trace rho * (integral over the spectrum of S on span(A)) + (1 - rho) * (value at S = 0).
   // With c = 0 these are the formulas of docs/model.md §4.2 and §4.2's observables (a test checks
   // it).
-  OrderParams matrix_order(const Vec& x, const MatrixCorrection& c, double h) const {
-    if (!model_.low_rank()) return matrix_order_general(x, c, h);
+  // With a shifted protocol also its traces into *tt: tr(C_test X)/D = l_A (1/D) tr(P_A X) +
+  // l_perp (1/D) tr(P_perp X) for C_test = l_A P_A + l_perp P_perp.
+  OrderParams matrix_order(const Vec& x, const MatrixCorrection& c, double h,
+                           TestTraces* tt = nullptr) const {
+    if (!model_.low_rank()) return matrix_order_general(x, c, h, tt);
     const double z = z_at(p_, x), k = p_.kappa, rho = p_.rho;
     const double qh = x[QH], mh = x[MH], chih = x[CHIH], chibarh = x[CHIBARH];
     auto H = [&](double s) { return qh * (s - z) + h * c.H.on_A(s); };
@@ -124,6 +109,11 @@ class PerturbedMap {
     o.mbar = rho * IG + (1 - rho) * Goff;
     o.m0 = IG;
     o.q0 = I2;
+    if (tt && !test_.empty()) {
+      const double lA = test_[0], lperp = test_.size() > 1 ? test_[1] : 0.0;
+      tt->m = lA * rho * IG + lperp * (1 - rho) * Goff;
+      tt->q = lA * rho * I2 + lperp * (1 - rho) * (Goff * Goff + Noff);
+    }
     return o;
   }
 
@@ -131,7 +121,8 @@ class PerturbedMap {
   // S commutes with S, so the traces are integrals over the whole spectrum of S (its atom at 0
   // included); m0 and q0 are those of docs/errors_phases.md §7 at x plus h times the corrections'
   // Sigma-weighted traces at the root (first order: enough for the slope).
-  OrderParams matrix_order_general(const Vec& x, const MatrixCorrection& c, double h) const {
+  OrderParams matrix_order_general(const Vec& x, const MatrixCorrection& c, double h,
+                                   TestTraces* tt) const {
     const double z = z_at(p_, x), k = p_.kappa;
     const double qh = x[QH], mh = x[MH], chih = x[CHIH], chibarh = x[CHIBARH];
     auto H = [&](double s) { return qh * (s - z) + h * c.H.on_A(s); };
@@ -149,6 +140,10 @@ class PerturbedMap {
     const Solution sol = observables_at(p_, model_, model_.at(z, MomentMethod::Exact), o);
     o.m0 = sol.order.m0 + h * c.sigma_m0;
     o.q0 = sol.order.q0 + h * c.sigma_q0;
+    if (tt && sol.test_shift) {
+      tt->m = sol.test_shift->m + h * c.test_m;
+      tt->q = sol.test_shift->q + h * c.test_q;
+    }
     return o;
   }
 
@@ -176,25 +171,36 @@ class PerturbedMap {
   }
 
   // The observables at x with the bias h * bias or the matrix corrections h * matrix (and
-  // h * q_P / alpha_t for the test context).
-  bool observables(const Vec& x, const Source& s, double h, Errors& err, OrderParams& o) const {
+  // h * q_P / alpha_t for the test context); with a shifted protocol also its error (§21.11:
+  // the IDG formula with C_test in place of Sigma), NaN without one.
+  bool observables(const Vec& x, const Source& s, double h, Errors& err, OrderParams& o,
+                   double& shift) const {
     const double z = z_at(p_, x);
     if (!(x[QH] > 0) || !std::isfinite(z) || z >= model_.lower_edge()) return false;
+    TestTraces tt;
     if (s.matrix.active) {
       // docs/errors_phases.md §7 with the order parameters of matrix_order.
-      o = matrix_order(x, s.matrix, h);
+      o = matrix_order(x, s.matrix, h, &tt);
       err = errors_from(p_, o);
     } else {
-      const Solution sol = observables_at(p_, model_, values(z, s.bias, h), order_from_vector(x));
+      const auto U = test_values(z, s.bias, h);
+      const Solution sol = observables_at(p_, model_, values(z, s.bias, h), order_from_vector(x),
+                                          U ? &*U : nullptr);
       err = sol.error;
       o = sol.order;
+      if (sol.test_shift) tt = {sol.test_shift->m, sol.test_shift->q};
     }
+    OrderParams oc = o;
+    oc.m0 = tt.m;
+    oc.q0 = tt.q;
+    shift = errors_from(p_, oc).idg;
     if (s.test_context) {
       // docs/finite_dim.md §21.3: (1/L_t) tr(Gamma C Gamma^T)/D = q_P / (alpha_t D).
       const double at = p_.effective_alpha_test();
       err.tm += h * o.q / at;
       err.idg += h * o.q0 / at;
       err.odg += h * o.qbar / at;
+      shift += h * tt.q / at;
     }
     return true;
   }
@@ -202,6 +208,7 @@ class PerturbedMap {
  private:
   const Params& p_;
   const SpectralModel& model_;
+  std::vector<double> test_;  // C_test's eigenvalue per population level; empty without a shift
 };
 
 // into += scale * a for the errors and the order parameters a source moves (m, q, qbar, mbar,
@@ -242,6 +249,7 @@ FiniteDimResult failed(FiniteDimResult r) {
   for (auto& s : r.sources) {
     s.slope = s.correction = {nan, nan, nan};
     s.order_slope = r.order;
+    s.shift_slope = nan;
   }
   return r;
 }
@@ -252,173 +260,6 @@ namespace {
 
 using detail::failed;
 using detail::sum_sources;
-
-// The per-unit-h terms of every source (docs/finite_dim.md §21.3-§21.5) at the D -> infinity root
-// x0 (z0 its spectral argument), in the order of finite_dim_source_names(); a source switched
-// off (sw) stays zero.
-class SourceTerms {
- public:
-  SourceTerms(const Params& q, const SpectralModel& model, const Vec& x0, double z0)
-      : q_(q), model_(model), x0_(x0), z0_(z0), sources_(finite_dim_source_names().size()) {}
-
-  std::vector<Source> build(const FiniteDSwitches& sw) {
-    source("test_context").test_context = true;
-    if (!sw.gaussian_context) context_terms();
-    if (!sw.sphere_queries) source("query_norms").law.cov(A_NORM, A_NORM) = 2.0;  // Var |x|^2
-    quadratic_forms();
-    // The finite-M0 bias of the spectrum of S for tasks of fixed norm (§21.5; a general task
-    // spectrum: §21.13).
-    source("task_sampling").bias = task_set_bias(q_, model_, z0_, TaskLaw::FixedNorm);
-    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6,
-    // §21.15): Gaussian against fixed-norm tasks by their energies on the levels of Sigma; Var
-    // of the relative count = M0/N (uniform, with replacement).
-    source("task_norms").gaussian_norms = !sw.fixed_norm_tasks;
-    if (sw.assignment == Assignment::Random)
-      source("task_counts").count_variance = q_.kappa / q_.tau;
-    return sources_;
-  }
-
- private:
-  Source& source(const std::string& name) {
-    const auto& names = finite_dim_source_names();
-    for (std::size_t k = 0; k < names.size(); ++k)
-      if (names[k] == name) return sources_[k];
-    throw std::logic_error("finite_dim: no source " + name);
-  }
-
-  // context_mean and context_scalars (docs/finite_dim.md §21.4).
-  void context_terms() {
-    const double alpha = q_.alpha;
-    source("context_mean").law.weight_shift = 1 / alpha;  // E[s s^T] = (1 + 1/L) w w^T + nu I
-    // context_scalars: eta and b of variance 2/L; the along-w noise deficit (-1/L) with the mean
-    // of eta^2 (+2/L) is context_mean's +1/L, removed here. The scale along w is (1 + eta) |w| +
-    // u with the along-w noise u (variance sigma^2/alpha), which correlates with b as eta does:
-    // Cov(eta + u/|w|, b) = 2/L (docs/finite_dim.md §21.4).
-    Source& cs = source("context_scalars");
-    cs.law.cov(ETA, ETA) = cs.law.cov(B_NOISE, B_NOISE) = 2 / alpha;
-    cs.law.cov(ETA, B_NOISE) = cs.law.cov(B_NOISE, ETA) = 2 / alpha;
-    cs.law.weight_shift = -2 / alpha;
-    along_task_noise(cs.matrix);
-  }
-
-  // The training sample's leverage Delta = 1 + chi + nu chibar and residual variance E_tr at the
-  // D -> infinity root (docs/finite_dim.md §21.4).
-  std::pair<double, double> channel_at_root() const {
-    const Vec& x0 = x0_;
-    const double nu = q_.nu();
-    return {1 + x0[CHI] + nu * x0[CHIBAR],
-            q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR]};
-  }
-
-  // The context noise's covariance is nu I - w w^T / L, not nu I: along its own task it has
-  // variance sigma^2/alpha (docs/finite_dim.md §21.4). The rank-one deficit changes, at O(1/D),
-  // the Stein terms of context_quadratic_forms where the noise meets the task (w^T G n,
-  // w^T (Gbar - P) n), with the task's forms w^T G w/D = chi, w^T Gbar w/D = m, w^T P w/D = q:
-  //   D Var(Delta) += -4 chi^2/alpha,   D Cov(E, Delta) += 4 (m - q) chi/alpha,
-  //   dH += 4 chi S/(alpha Delta^2),   dL += 2 chi S/(alpha Delta^2),
-  //   dM += S (4 (m - q)/Delta^2 + 8 E_tr chi/Delta^3)/alpha,
-  // with the scalar parts as in quadratic_forms. Part of the context law: --gaussian-context
-  // (isotropic noise) removes it with context_scalars.
-  void along_task_noise(MatrixCorrection& c) const {
-    const Vec& x0 = x0_;
-    const double a = 1 / q_.alpha, chi = x0[CHI], m_q = x0[M] - x0[Q];
-    const auto [Dl, Etr] = channel_at_root();
-    const double D2 = Dl * Dl, D3 = D2 * Dl;
-    MatrixCorrection stein;
-    stein.H.on_A = [=](double s) { return 4 * a * chi * s / D2; };
-    stein.L.on_A = [=](double s) { return 2 * a * chi * s / D2; };
-    stein.M.on_A = [=](double s) { return a * s * (4 * m_q / D2 + 8 * Etr * chi / D3); };
-    c = channel_corrections(-4 * a * chi * chi, 4 * a * m_q * chi, stein);
-  }
-
-  // A source's corrections to the Gamma equation from the law of the sample's Delta and E
-  // (docs/finite_dim.md §21.4), per unit h: the scalar parts of D Var(Delta) = VQ and
-  // D Cov(E, Delta) = CQ (the second-order expansion of the channel in Delta and E, with
-  // E[s s^T] = S + nu), plus the Stein matrix terms `stein` (H, L, M without the factor K); for
-  // a general task spectrum also their Sigma-weighted traces.
-  MatrixCorrection channel_corrections(double VQ, double CQ, const MatrixCorrection& stein) const {
-    const double nu = q_.nu(), K = q_.tau / q_.kappa;
-    const auto [Dl, Etr] = channel_at_root();
-    const double D3 = Dl * Dl * Dl, D4 = D3 * Dl;
-    const double scal = -2 * CQ / D3 + 3 * Etr * VQ / D4;
-    const MatFun H = stein.H, L = stein.L, M = stein.M;
-    MatrixCorrection c;
-    c.active = true;
-    c.H.on_A = [=](double s) { return K * ((s + nu) * VQ / D3 + H.on_A(s)); };
-    c.H.off_A = K * (nu * VQ / D3 + H.off_A);
-    c.L.on_A = [=](double s) { return K * (s * VQ / D3 + L.on_A(s)); };
-    c.L.off_A = K * L.off_A;
-    c.M.on_A = [=](double s) { return K * ((s + nu) * scal + M.on_A(s)); };
-    c.M.off_A = K * (nu * scal + M.off_A);
-    if (!model_.low_rank()) sigma_weighted_terms(c);
-    return c;
-  }
-
-  // context_quadratic_forms (docs/finite_dim.md §21.4): the context noise n ~ N(0, nu I) enters
-  // Delta = 1 + s^T G s/D and the residual through quadratic forms; Stein's lemma gives the
-  // matrix terms, the variance and covariance of the forms the scalar ones:
-  //   D Var(Delta) = 4 nu tr(S G^2)/D + 2 nu^2 tr(G^2)/D,
-  //   D Cov(E, Delta) = -4 nu tr(S (Gbar - P) G)/D + 2 nu^2 tr(P G)/D.
-  void quadratic_forms() {
-    const Vec& x0 = x0_;
-    const double z0 = z0_, rho = q_.rho, kappa = q_.kappa, nu = q_.nu();
-    // Commuting functions of S at the root (docs/errors_phases.md §8.1, docs/finite_dim.md §21.4):
-    // the response G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
-    const double qh2 = x0[QH] * x0[QH], kq = kappa * x0[QH], ratio = x0[MH] / x0[QH];
-    const double cA = x0[MH] * x0[MH] / qh2, cB = x0[CHIH] / (kappa * qh2),
-                 cC = x0[CHIBARH] / (kappa * qh2);
-    auto G = [=](double s) { return 1 / (kq * (s - z0)); };
-    auto Gb = [=](double s) { return ratio * s / (s - z0); };
-    auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z0) * (s - z0)); };
-    auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S)
-      if (!model_.low_rank()) return numerics::integrate(model_.spectrum_of_S(), f).value;
-      return rho * numerics::integrate(model_.spectrum_on_task_subspace(), f).value +
-             (1 - rho) * f(0.0);
-    };
-    const auto [Dl, Etr] = channel_at_root();
-    const double VQ = 4 * nu * tr([&](double s) { return s * G(s) * G(s); }) +
-                      2 * nu * nu * tr([&](double s) { return G(s) * G(s); });
-    const double CQ = -4 * nu * tr([&](double s) { return s * (Gb(s) - P(s)) * G(s); }) +
-                      2 * nu * nu * tr([&](double s) { return P(s) * G(s); });
-    const double D2 = Dl * Dl, D3 = D2 * Dl;
-    MatrixCorrection stein;
-    stein.H.on_A = [=](double s) { return -(2 / D2) * (2 * nu * s + nu * nu) * G(s); };
-    stein.H.off_A = -(2 / D2) * nu * nu * G(0);
-    stein.L.on_A = [=](double s) { return -(2 * nu / D2) * s * G(s); };
-    stein.M.on_A = [=](double s) {
-      return -4 * nu * s * (Gb(s) - P(s)) / D2 - 8 * nu * Etr * s * G(s) / D3 +
-             2 * nu * nu * P(s) / D2 - 4 * nu * nu * Etr * G(s) / D3;
-    };
-    stein.M.off_A = 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3;
-    source("context_quadratic_forms").matrix = channel_corrections(VQ, CQ, stein);
-  }
-
-  // General task spectrum (docs/finite_dim.md §21.14): the first-order change of Gbar and of
-  // Gbar^2 + N at the root, f(s) = sum_{j=0..4} a_j (s - z0)^{-j} (the corrections are rational in
-  // S with their only pole at z0, bounded at infinity), traced against Sigma:
-  // sum_j a_j T_{0,j}(z0) (T_{0,0} = tr Sigma/D = 1). The a_j from f at five points.
-  void sigma_weighted_terms(MatrixCorrection& qf) const {
-    const Vec& x0 = x0_;
-    const double z0 = z0_, k = q_.kappa, qh = x0[QH], mh = x0[MH];
-    auto H0 = [=](double s) { return qh * (s - z0); };
-    auto G0 = [=](double s) { return mh * s / H0(s); };
-    auto N0 = [=](double s) { return (x0[CHIH] * s + x0[CHIBARH]) / (k * H0(s) * H0(s)); };
-    auto dG = [&](double s) { return (qf.L.on_A(s) - G0(s) * qf.H.on_A(s)) / H0(s); };
-    auto dN = [&](double s) {
-      return qf.M.on_A(s) / (k * H0(s) * H0(s)) - 2 * N0(s) * qf.H.on_A(s) / H0(s);
-    };
-    const SpectralValues v = model_.at(z0, MomentMethod::Exact);
-    auto traced = [&](const std::function<double(double)>& f) { return sigma_traced(f, z0, v); };
-    qf.sigma_m0 = traced(dG);
-    qf.sigma_q0 = traced([&](double s) { return 2 * G0(s) * dG(s) + dN(s); });
-  }
-
-  const Params& q_;
-  const SpectralModel& model_;
-  const Vec& x0_;
-  double z0_;
-  std::vector<Source> sources_;
-};
 
 // The linear response of the saddle point to one source (docs/finite_dim.md §21.2), per unit
 // h = 1/D: dx/dh = -J^{-1} dF/dh pushed through the observables, or the task-resolved theory
@@ -448,21 +289,21 @@ class Response {
     return true;
   }
 
-  // The slope of one source into `slope` and `os` (accumulated); false when a perturbed map
-  // leaves the domain. Linear response is additive: the matrix corrections and the task laws
-  // go through their own evaluations.
-  bool slope_of(const Source& src, Errors& slope, OrderParams& os) {
+  // The slope of one source into s.slope, s.order_slope and s.shift_slope (accumulated); false
+  // when a perturbed map leaves the domain. Linear response is additive: the matrix corrections
+  // and the task laws go through their own evaluations.
+  bool slope_of(const Source& src, FiniteDimSource& s) {
     Source scalar = src;
     scalar.matrix = MatrixCorrection{};
     scalar.gaussian_norms = false;
     scalar.count_variance = 0;
-    bool ok = respond(scalar, slope, os);
-    if (ok && src.count_variance > 0) ok = resolved_counts(src.count_variance, slope, os);
-    if (ok && src.gaussian_norms) ok = resolved_norms(slope, os);
+    bool ok = respond(scalar, s);
+    if (ok && src.count_variance > 0) ok = resolved_counts(src.count_variance, s);
+    if (ok && src.gaussian_norms) ok = resolved_norms(s);
     if (ok && src.matrix.active) {
       Source matrix;
       matrix.matrix = src.matrix;
-      ok = respond(matrix, slope, os);
+      ok = respond(matrix, s);
     }
     return ok;
   }
@@ -470,7 +311,7 @@ class Response {
  private:
   // dx/dh = -J^{-1} dF/dh, then d(observables)/dh, both by central differences in h (the
   // perturbed map is linear in h up to the context's weight shift).
-  bool respond(const Source& src, Errors& slope, OrderParams& os) {
+  bool respond(const Source& src, FiniteDimSource& s) {
     constexpr double h0 = 1e-4;
     Vec Fp, Fm;
     if (!map_.residual(x0_, src, h0, Fp) || !map_.residual(x0_, src, -h0, Fm)) return false;
@@ -480,13 +321,15 @@ class Response {
     const Vec dx = lr.dx;
     Errors ep, em;
     OrderParams op, om;
-    if (!map_.observables(x0_ + h0 * dx, src, h0, ep, op) ||
-        !map_.observables(x0_ - h0 * dx, src, -h0, em, om))
+    double shp = 0, shm = 0;
+    if (!map_.observables(x0_ + h0 * dx, src, h0, ep, op, shp) ||
+        !map_.observables(x0_ - h0 * dx, src, -h0, em, om, shm))
       return false;
     add_scaled(ep, em, -1);  // the differences first, then the scale
     add_scaled(op, om, -1);
-    add_scaled(slope, ep, 1 / (2 * h0));
-    add_scaled(os, op, 1 / (2 * h0));
+    add_scaled(s.slope, ep, 1 / (2 * h0));
+    add_scaled(s.order_slope, op, 1 / (2 * h0));
+    s.shift_slope += (shp - shm) / (2 * h0);
     return true;
   }
 
@@ -494,15 +337,15 @@ class Response {
   // laws of mean 1 whose variances are of order 1/Deff: the slope is Deff times the difference
   // of the errors (second order in the spread, exact for these discrete laws).
   static constexpr double kDeff = 1e4;
-  bool difference(const TaskResolvedResult& a, const TaskResolvedResult& b, Errors& slope,
-                  OrderParams& os) {
+  bool difference(const TaskResolvedResult& a, const TaskResolvedResult& b, FiniteDimSource& s) {
     if (!a.converged() || !b.converged()) return false;
     Errors de = a.error;
     OrderParams dor = a.order;
     add_scaled(de, b.error, -1);  // the differences first, then the scale
     add_scaled(dor, b.order, -1);
-    add_scaled(slope, de, kDeff);
-    add_scaled(os, dor, kDeff);
+    add_scaled(s.slope, de, kDeff);
+    add_scaled(s.order_slope, dor, kDeff);
+    s.shift_slope += (a.shift - b.shift) * kDeff;
     return true;
   }
 
@@ -513,17 +356,17 @@ class Response {
   }
 
   // task_counts: relative counts of variance v/Deff (two points) against every task alike.
-  bool resolved_counts(double v, Errors& slope, OrderParams& os) {
-    const double s = std::sqrt(v / kDeff);
-    return difference(solve_task_resolved(q_, limit_, {}, DiscreteLaw{{1 - s, 1 + s}, {0.5, 0.5}}),
-                      alike(), slope, os);
+  bool resolved_counts(double v, FiniteDimSource& s) {
+    const double d = std::sqrt(v / kDeff);
+    return difference(solve_task_resolved(q_, limit_, {}, DiscreteLaw{{1 - d, 1 + d}, {0.5, 0.5}}),
+                      alike(), s);
   }
 
   // task_norms: Gaussian minus fixed-norm tasks by their energies on the levels of Sigma
   // (§21.15). Gaussian energies chi_l are independent, mean 1, variance 2/(w_l D) on each level
   // of t_l > 0 (sigma points 1 +- sqrt(L v_l/Deff) on one level at a time, L such levels); a
   // fixed-norm task divides them by its norm sum_l w_l t_l chi_l.
-  bool resolved_norms(Errors& slope, OrderParams& os) {
+  bool resolved_norms(FiniteDimSource& s) {
     const auto levels = q_.population_spectrum();
     std::vector<std::size_t> on;
     for (std::size_t l = 0; l < levels.size(); ++l)
@@ -531,8 +374,8 @@ class Response {
     auto law = [&](bool fixed) { return gaussian_task_energies(q_, kDeff, fixed); };
     // With one level (low-rank tasks) the fixed-norm tasks are all alike.
     const TaskResolvedResult g = solve_task_resolved_levels(q_, limit_, law(false));
-    if (on.size() == 1) return difference(g, alike(), slope, os);
-    return difference(g, solve_task_resolved_levels(q_, limit_, law(true)), slope, os);
+    if (on.size() == 1) return difference(g, alike(), s);
+    return difference(g, solve_task_resolved_levels(q_, limit_, law(true)), s);
   }
 
   std::optional<TaskResolvedResult> alike_;
@@ -567,9 +410,27 @@ FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options)
 FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& options) {
   options.validate();
   p.validate();
-  FiniteDimResult r = at_dimension(p, options.dim).on_ridgeless_branch()
-                          ? detail::solve_finite_dim_ridgeless(p, options)
-                          : detail::solve_finite_dim_saddle(p, options);
+  const bool ridgeless = at_dimension(p, options.dim).on_ridgeless_branch();
+  FiniteDimResult r;
+  try {
+    r = ridgeless ? detail::solve_finite_dim_ridgeless(p, options)
+                  : detail::solve_finite_dim_saddle(p, options);
+  } catch (const NumericalError& e) {
+    // A quadrature or solve inside a source's terms failed: a result with that status and NaN
+    // values, as solve() reports its own (docs/finite_dim.md §21.8), not an exception.
+    r = FiniteDimResult{};
+    r.options = options;
+    r.sized = at_dimension(p, options.dim);
+    SolveOptions so = options.solve;
+    so.method = ridgeless ? Method::Letey : Method::Saddle;
+    r.limit = solve(r.sized, so);
+    for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
+    r.omitted = {"task_directions_channel", "higher_order"};
+    r.status = Status::NumericalFailure;
+    r.residual_norm = std::numeric_limits<double>::infinity();
+    r.message = std::string("a finite-D term could not be computed: ") + e.what();
+    r = failed(r);
+  }
   detail::add_test_shift(r);
   detail::add_decomposition(r);
   r.bayes_optimal = bayes_optimal_at_dimension(r.sized, options.dim);
@@ -590,7 +451,7 @@ FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions&
   const Vec x0 = to_vector(r.limit.order);
   const double z0 = z_at(q, x0);
   const PerturbedMap map(q, model);
-  const std::vector<Source> sources = SourceTerms(q, model, x0, z0).build(options.switches);
+  const std::vector<Source> sources = source_terms(q, model, x0, z0, options.switches);
 
   Response response(q, map, model, r.limit, x0);
   double f0_norm = 0;
@@ -606,7 +467,8 @@ FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions&
     FiniteDimSource& s = r.sources[k];
     s.slope = {0, 0, 0};
     s.order_slope = OrderParams{};
-    ok = response.slope_of(sources[k], s.slope, s.order_slope);
+    s.shift_slope = 0;
+    ok = response.slope_of(sources[k], s);
   }
   if (ok) sum_sources(r);
   if (!ok || !std::isfinite(r.error.tm + r.error.idg + r.error.odg)) {

@@ -3,6 +3,7 @@
 // corrections of each finite-D source that has been derived, each obtained by linearizing the
 // saddle point (§21.2) around its D -> infinity root. Nothing here is fitted to simulations.
 #pragma once
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,6 +51,8 @@ struct FiniteDimSource {
   Errors correction;  // slope / dim
   // Order parameters' slopes (q, m, qbar, mbar, m0, q0; others 0).
   OrderParams order_slope;
+  // The shifted protocol's slope (docs/finite_dim.md §21.11); NaN without one.
+  double shift_slope = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Whether the O(1/D) expansion is in its range at this D (docs/finite_dim.md §21.9). The
@@ -66,6 +69,9 @@ struct FiniteDimValidity {
   std::string reason;
   Errors relative_correction;  // eps per error: sum over sources of |correction| / |limit|
   Errors remainder;            // eps^2 |limit|: the estimated size of the O(1/D^2) rest
+  // The same for a shifted protocol's error (docs/finite_dim.md §21.11, §21.12), NaN without
+  // one; it does not enter the verdict (the range is stated for TM, IDG and ODG).
+  double shift_remainder = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct FiniteDimResult {

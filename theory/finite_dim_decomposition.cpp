@@ -6,6 +6,7 @@
 // noise parts are not separated at finite D (docs/errors_phases.md §8.4).
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "theory/finite_dim.hpp"
 #include "theory/finite_dim_spectrum.hpp"
@@ -27,24 +28,27 @@ void add_decomposition(FiniteDimResult& r) {
   const double z = r.limit.z, D = r.options.dim;
   const TaskLaw law = r.options.switches.fixed_norm_tasks ? TaskLaw::FixedNorm : TaskLaw::Gaussian;
   const SpectralValues v0 = model.at(z, numerics::MomentMethod::Exact);
-  const SpectralValues v = with_bias(v0, task_set_bias(q, model, z, law), 1 / D);
+  const SpectralBias bias = task_set_bias(q, model, z, law);
+  const SpectralValues v = with_bias(v0, bias, 1 / D);
+  // A shifted protocol's test-weighted values of one draw's mean (§21.11): for low-rank tasks a
+  // combination of R and T (computed from v), for a general spectrum with their own bias.
+  std::optional<numerics::ResolventMoments> U0, U;
+  if (q.has_test_shift()) {
+    U0 = model.test_weighted(v0, q.test_eigenvalues());
+    U = model.low_rank() ? model.test_weighted(v, q.test_eigenvalues())
+                         : with_test_bias(*U0, bias, 1 / D);
+  }
   // Gbar's own second moments, coefficients A = 1, B = C = 0, mh/qh = 1 (docs/errors_phases.md
   // §8.2): the algo piece of each protocol with the spectral values of one draw's mean.
   const CoefficientsT<double> gbar{1.0, 0.0, 0.0, 1.0};
-  const numerics::ResolventMoments* no_shift = nullptr;  // the shift: from IDG and ODG below
   const ObservablesT<double> ob =
-      observables(q, v.R, v.T, no_shift, v.R(3, 2), v.R(2, 1), v.R(2, 2), gbar);
+      observables(q, v.R, v.T, U ? &*U : nullptr, v.R(3, 2), v.R(2, 1), v.R(2, 2), gbar);
   // The test context (§21.3): (1/L_t) tr(Gbar C Gbar^T)/D, Gbar's own q_P over alpha_t D.
   const double ctx = 1 / (q.effective_alpha_test() * D);
   const Errors algo{ob.d_tm.algo + ctx * v0.R(3, 2), ob.d_idg.algo + ctx * v0.T(2, 2),
                     ob.d_odg.algo + ctx * v0.R(2, 2)};
   r.decomposition = {{algo.tm, nan, nan}, {algo.idg, nan, nan}, {algo.odg, nan, nan}};
-  if (r.test_shift) {
-    // C_test = a Sigma + b I (§21.11): the exact error of any Gamma, Gbar's included, is linear
-    // in C_test, so the algo part is the same combination.
-    const auto w = shift_as_idg_odg(q);
-    if (w) r.test_shift->decomposition.algo = w->first * algo.idg + w->second * algo.odg;
-  }
+  if (r.test_shift && U) r.test_shift->decomposition.algo = ob.d_shift.algo + ctx * (*U0)(2, 2);
 }
 
 }  // namespace detail

@@ -39,6 +39,12 @@ FiniteDimValidity finite_dim_validity(const FiniteDimResult& r) {
       worst = e.name;
     }
   }
+  if (r.limit.test_shift) {
+    double sum = 0;
+    for (const FiniteDimSource& s : r.sources) sum += std::abs(s.shift_slope / r.options.dim);
+    const double limit = std::abs(r.limit.test_shift->error);
+    v.shift_remainder = sum * sum / limit;  // eps^2 |limit| with eps = sum / |limit|
+  }
   v.valid = worst_eps <= kMaxRelativeCorrection;
   if (v.valid) return v;
   // eps scales as 1/D at fixed ratios: the first D that passes, as a guide.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -27,15 +28,16 @@ constexpr int kMaxHalvings = 14;
 // every source's error slopes and the order parameters' slopes.
 constexpr double kAgreement = 1e-4;
 
-// Slopes per source in slopes_of: TM, IDG, ODG and the order parameters'.
-constexpr std::size_t kPerSource = 3 + std::size(detail::kSourceOrderFields);
+// Slopes per source in slopes_of: TM, IDG, ODG, the shifted error and the order parameters'.
+constexpr std::size_t kPerSource = 4 + std::size(detail::kSourceOrderFields);
 
-// The slopes a finite-D result carries, flattened: per source TM, IDG, ODG, then the slopes of
-// the order parameters it moves (detail::kSourceOrderFields).
+// The slopes a finite-D result carries, flattened: per source TM, IDG, ODG, the shifted error's
+// (NaN without a shifted protocol), then the slopes of the order parameters it moves
+// (detail::kSourceOrderFields).
 std::vector<double> slopes_of(const FiniteDimResult& r) {
   std::vector<double> v;
   for (const FiniteDimSource& s : r.sources) {
-    v.insert(v.end(), {s.slope.tm, s.slope.idg, s.slope.odg});
+    v.insert(v.end(), {s.slope.tm, s.slope.idg, s.slope.odg, s.shift_slope});
     for (double OrderParams::*f : detail::kSourceOrderFields) v.push_back(s.order_slope.*f);
   }
   return v;
@@ -49,10 +51,15 @@ std::vector<double> combine(double a, const std::vector<double>& x, double b,
   return out;
 }
 
+// The largest relative difference; entries NaN in both (a shifted slope without a shifted
+// protocol) are skipped, a NaN in one of them is a disagreement.
 double disagreement(const std::vector<double>& x, const std::vector<double>& y) {
   double d = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    d = std::max(d, std::abs(x[i] - y[i]) / std::max(1.0, std::abs(y[i])));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) && std::isnan(y[i])) continue;
+    const double e = std::abs(x[i] - y[i]) / std::max(1.0, std::abs(y[i]));
+    d = std::isnan(e) ? std::numeric_limits<double>::infinity() : std::max(d, e);
+  }
   return d;
 }
 
@@ -62,8 +69,9 @@ void write_slopes(FiniteDimResult& r, const std::vector<double>& v) {
     const double* s = v.data() + kPerSource * k;
     FiniteDimSource& src = r.sources[k];
     src.slope = {s[0], s[1], s[2]};
+    src.shift_slope = s[3];
     src.order_slope = OrderParams{};
-    const double* o = s + 3;
+    const double* o = s + 4;
     for (double OrderParams::*f : detail::kSourceOrderFields) src.order_slope.*f = *o++;
   }
   detail::sum_sources(r);

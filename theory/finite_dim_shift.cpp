@@ -1,7 +1,7 @@
-// The shifted test protocol at finite D (docs/finite_dim.md §21.11): when the test covariance is
-// an affine combination a Sigma + b I of the training covariance and the identity (a + b = 1),
-// the exact finite-D test error is the same combination of IDG and ODG for every trained Gamma,
-// so the finite-D prediction of the shifted error is a IDG(D) + b ODG(D), with no new source.
+// The shifted test protocol at finite D (docs/finite_dim.md §21.11): the limit's shifted error
+// plus each source's slope of it (the IDG formula with the test covariance in place of Sigma,
+// theory/finite_dim.cpp), and the affine case's identity: when the test covariance is a Sigma +
+// b I (a + b = 1) the exact finite-D error is a IDG + b ODG for every trained Gamma.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -36,13 +36,14 @@ void add_test_shift(FiniteDimResult& r) {
   if (!r.limit.test_shift) return;
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
   TestShift s = *r.limit.test_shift;
-  s.decomposition = {nan, nan, nan};  // add_decomposition's (§21.17)
+  s.decomposition = {nan, nan, nan};  // add_decomposition's (§21.11, §21.17)
   s.error = nan;
-  const auto w = shift_as_idg_odg(r.sized);
-  if (!w) {
-    r.omitted.push_back("test_shift_levels");
-  } else if (r.converged()) {
-    s.error = w->first * r.error.idg + w->second * r.error.odg;
+  s.m = s.q = nan;
+  // The limit plus each source's slope of the shifted error (the IDG formula with C_test in place
+  // of Sigma, source by source: §21.11).
+  if (r.converged()) {
+    s.error = r.limit.test_shift->error;
+    for (const FiniteDimSource& src : r.sources) s.error += src.shift_slope / r.options.dim;
   }
   r.test_shift = s;
 }

@@ -65,6 +65,13 @@ SpectralValues with_bias(SpectralValues v, const SpectralBias& bias, double h) {
   return v;
 }
 
+numerics::ResolventMoments with_test_bias(numerics::ResolventMoments U, const SpectralBias& bias,
+                                          double h) {
+  for (int k = 0; k < 4; ++k)
+    for (int j = 0; j < 3; ++j) U.r[k][j] += h * bias.U[k][j];
+  return U;
+}
+
 SpectralBias task_set_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law) {
   if (!p.task_spectrum.empty()) return task_spectrum_bias(p, model, z, law);
   // In span(A): dR01 = rho dT01; tr S/D and tr Sigma S/D have no bias (E S = Sigma). Fixed-norm
@@ -111,14 +118,29 @@ ResolventBias task_spectrum_resolvent_bias(const Params& p, const SpectralModel&
     Xtr += levels[k].mass * levels[k].position * q[k] * X[k];
   }
   const double db = -c * z * Xtr / (1 - c * z * Y);
+  // The bias per level dq_k, traced against I, Sigma and a shifted protocol's C_test (its
+  // eigenvalue t'_k per level: docs/finite_dim.md §21.11).
+  const std::vector<double> test = p.test_eigenvalues();
+  const bool shifted = test.size() == n;
   ResolventBias out;
+  double tau2_test = 0, tau3_test = 0;  // tr(C Sigma)/D, tr(C Sigma^2)/D
   for (std::size_t k = 0; k < n; ++k) {
     const double t = levels[k].position, w = levels[k].mass;
     const double dq = -db * t * q[k] * q[k] + t * q[k] * X[k];
     out.R01 += w * dq;
     out.T01 += w * t * dq;
+    if (shifted) {
+      out.U01 += w * test[k] * dq;
+      tau2_test += w * test[k] * t;
+      tau3_test += w * test[k] * t * t;
+    }
   }
-  if (law == TaskLaw::FixedNorm) out.T10 = 2 * (tau2 * tau2 - tau3);
+  // E[w w^T] = Sigma + (2/D)(tau2 Sigma - Sigma^2) for fixed-norm tasks, traced against Sigma
+  // and C.
+  if (law == TaskLaw::FixedNorm) {
+    out.T10 = 2 * (tau2 * tau2 - tau3);
+    out.U10 = 2 * (tau2 * tau2_test - tau3_test);
+  }
   return out;
 }
 
@@ -147,10 +169,12 @@ SpectralBias spectral_bias_from(double z, const std::function<ResolventBias(doub
   };
   fill(out.R, b0.R01, (bp.R01 - bm.R01) / (2 * step), 0.0);  // tr S/D: no bias (E|w|^2 = D)
   fill(out.T, b0.T01, (bp.T01 - bm.T01) / (2 * step), b0.T10);
+  fill(out.U, b0.U01, (bp.U01 - bm.U01) / (2 * step), b0.U10);
   return out;
 }
 
-double sigma_traced(const std::function<double(double)>& f, double z0, const SpectralValues& v) {
+double weight_traced(const std::function<double(double)>& f, double z0,
+                     const numerics::ResolventMoments& W) {
   const double scale = std::max(1.0, std::abs(z0));
   Eigen::Matrix<double, 5, 5> V;
   Eigen::Matrix<double, 5, 1> g;
@@ -164,9 +188,9 @@ double sigma_traced(const std::function<double(double)>& f, double z0, const Spe
   const double u6 = -0.5 * scale;
   for (int j = 0; j <= 4; ++j) check += a[j] * std::pow(u6, -j);
   if (!(std::abs(check - f(z0 + u6)) <= 1e-7 * std::max(1.0, std::abs(check))))
-    throw std::logic_error("sigma_traced: f is not of the form sum_j a_j (s - z0)^{-j}, j <= 4");
+    throw std::logic_error("weight_traced: f is not of the form sum_j a_j (s - z0)^{-j}, j <= 4");
   double out = a[0];
-  for (int j = 1; j <= 4; ++j) out += a[j] * v.T(0, j);
+  for (int j = 1; j <= 4; ++j) out += a[j] * W(0, j);
   return out;
 }
 

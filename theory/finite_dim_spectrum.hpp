@@ -18,11 +18,17 @@ namespace icl::theory {
 struct SpectralBias {
   double R[4][3] = {};
   double T[4][3] = {};
+  // The test-weighted U_{k,j} of a shifted protocol (docs/finite_dim.md §21.11; general task
+  // spectra only: for low-rank tasks U is exactly a combination of R and T).
+  double U[4][3] = {};
 };
 
 // v with h * bias added to every R_{k,j}, T_{k,j} (j <= 2): at h = 1/D the spectral values of
 // one draw's mean, to O(1/D).
 SpectralValues with_bias(SpectralValues v, const SpectralBias& bias, double h);
+// The same for a shifted protocol's test-weighted values U (bias.U).
+numerics::ResolventMoments with_test_bias(numerics::ResolventMoments U, const SpectralBias& bias,
+                                          double h);
 
 enum class TaskLaw { Gaussian, FixedNorm };
 
@@ -38,8 +44,10 @@ SpectralBias task_set_bias(const Params& p, const SpectralModel& model, double z
 // unit 1/D at real z below the spectrum of S, and of T_{1,0} = (1/D) tr Sigma S (nonzero for
 // fixed-norm tasks only: E[w w^T] = Sigma + (2/D)(tau2 Sigma - Sigma^2)). General task spectrum
 // (p.task_spectrum non-empty, or the low-rank one given as population: p.population_spectrum()).
+// With a shifted protocol also U_{0,1} = (1/D) tr C_test (S - z)^{-1} and U_{1,0} =
+// (1/D) tr C_test S (docs/finite_dim.md §21.11), the same per-level bias traced against C_test.
 struct ResolventBias {
-  double R01 = 0, T01 = 0, T10 = 0;
+  double R01 = 0, T01 = 0, T10 = 0, U01 = 0, U10 = 0;
 };
 ResolventBias task_spectrum_resolvent_bias(const Params& p, const SpectralModel& model, double z,
                                            TaskLaw law);
@@ -51,9 +59,11 @@ SpectralBias task_spectrum_bias(const Params& p, const SpectralModel& model, dou
 // The same from any function z -> ResolventBias.
 SpectralBias spectral_bias_from(double z, const std::function<ResolventBias(double)>& bias);
 
-// tr(Sigma f(S))/D for f(s) = sum_{j=0..4} a_j (s - z0)^{-j} (docs/finite_dim.md §21.14):
-// a_0 + sum_j a_j T_{0,j}(z0) with the values v at z0. The a_j from f at five points; f at a sixth
-// checks the form (std::logic_error otherwise).
-double sigma_traced(const std::function<double(double)>& f, double z0, const SpectralValues& v);
+// tr(C f(S))/D for f(s) = sum_{j=0..4} a_j (s - z0)^{-j} and a weight C commuting with Sigma with
+// tr C/D = 1 (docs/finite_dim.md §21.14): a_0 + sum_j a_j W_{0,j}(z0), W the C-weighted values
+// at z0 (T for C = Sigma, U for a shifted protocol's test covariance). The a_j from f at five
+// points; f at a sixth checks the form (std::logic_error otherwise).
+double weight_traced(const std::function<double(double)>& f, double z0,
+                     const numerics::ResolventMoments& W);
 
 }  // namespace icl::theory

@@ -102,12 +102,13 @@ Coefficients coefficients_of(const Params& p, const OrderParams& o) {
 Components components(const ComponentsT<double>& c) { return {c.algo, c.mem, c.structural}; }
 
 void fill_observables(const Params& p, const SpectralModel& model, const SpectralValues& v,
-                      const Coefficients& k, Solution& s) {
+                      const Coefficients& k, Solution& s,
+                      const numerics::ResolventMoments* given_U = nullptr) {
   std::optional<numerics::ResolventMoments> U;
   std::vector<double> levels;
   if (p.has_test_shift()) {
     levels = p.test_eigenvalues();
-    U = model.test_weighted(v, levels);
+    U = given_U ? *given_U : model.test_weighted(v, levels);
   }
   OrderParams& o = s.order;
   const ObservablesT<double> ob = observables(p, v.R, v.T, U ? &*U : nullptr, o.q, o.m, o.qbar, k);
@@ -121,6 +122,8 @@ void fill_observables(const Params& p, const SpectralModel& model, const Spectra
     t.levels = levels;
     t.decomposition = components(ob.d_shift);
     t.error = *ob.shift;
+    t.m = ob.m_shift;
+    t.q = ob.q_shift;
     s.test_shift = t;
   }
   s.error = {ob.tm, ob.idg, ob.odg};
@@ -556,11 +559,11 @@ Errors errors_from(const Params& p, const OrderParams& o) {
 }
 
 Solution observables_at(const Params& p, const SpectralModel& model, const SpectralValues& v,
-                        const OrderParams& o) {
+                        const OrderParams& o, const numerics::ResolventMoments* U) {
   Solution s;
   s.params = p;
   s.order = o;
-  fill_observables(p, model, v, coefficients_of(p, o), s);
+  fill_observables(p, model, v, coefficients_of(p, o), s, U);
   return s;
 }
 

@@ -2,6 +2,7 @@
 // (docs/model.md §4), the scalar reduction with closed forms (§5), the Letey/Lu deterministic
 // equivalent (docs/errors_phases.md §11), test errors (§7), their decomposition (§8), phases (§10).
 #pragma once
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,11 @@ struct TestShift {
   std::vector<double> levels;  // the test eigenvalue per population level (Params::test_eigenvalues)
   double error = 0;            // test error, same convention as Errors (sigma_test^2 included)
   Components decomposition;    // algo + mem + structural = error
+  // The protocol's order parameters m_C = tr(C_test Gbar)/D and q_C = tr(C_test Gamma^T Gamma)/D
+  // (docs/general_covariance.md §20.2; the finite-D theory's test context, docs/finite_dim.md
+  // §21.11); not serialized.
+  double m = std::numeric_limits<double>::quiet_NaN();
+  double q = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The solver's last iterate at a point that did not converge, for diagnosis only: the numbers
@@ -138,8 +144,10 @@ Errors errors_from(const Params& p, const OrderParams& o);
 // m0, q0, the errors, the decomposition, z, e and the shifted protocol. The last step of every
 // method, exposed for the finite-D linear response (docs/finite_dim.md §21). An evaluation, not a
 // solve: the status is left as is.
+// With U the shifted protocol's test-weighted values are U instead of model.test_weighted(v)
+// (the finite-D theory's, with their 1/D bias: docs/finite_dim.md §21.11).
 Solution observables_at(const Params& p, const SpectralModel& model, const SpectralValues& v,
-                        const OrderParams& o);
+                        const OrderParams& o, const numerics::ResolventMoments* U = nullptr);
 
 // Phase structure (docs/errors_phases.md §10).
 Regime regime(const Params& p);

@@ -30,6 +30,7 @@ struct ObservablesT {
   T z{}, e{};
   std::optional<T> shift;  // the shifted protocol's error and decomposition, when it has one
   ComponentsT<T> d_shift;
+  T m_shift{}, q_shift{};  // its order parameters m_C = tr(C Gbar)/D, q_C = tr(C Gamma^T Gamma)/D
 };
 
 // E_P = sigma_t^2 + 1 - 2 m_P + q_P + v qbar, v = (1 + sigma_t^2) / alpha_test (P: Params or
@@ -73,7 +74,9 @@ ObservablesT<T> observables(const P& p, const numerics::BasicResolventMoments<T>
     // q_C = A U_{2,2} + B U_{1,2} + C U_{0,2}; the error = sigma_t^2 + 1 - 2 m_C + q_C + v qbar
     // (docs/general_covariance.md §20.1), the sum of the pieces.
     const numerics::BasicResolventMoments<T>& u = *U;
-    o.d_shift = protocol(k.ratio * u(1, 1), k.A * u(2, 2), k.B * u(1, 2), k.C * u(0, 2));
+    o.m_shift = k.ratio * u(1, 1);
+    o.q_shift = k.A * u(2, 2) + k.B * u(1, 2) + k.C * u(0, 2);
+    o.d_shift = protocol(o.m_shift, k.A * u(2, 2), k.B * u(1, 2), k.C * u(0, 2));
     o.shift = o.d_shift.total();
   }
   errors_of(p, m, q, qbar, o.m0, o.q0, o.mbar, o.tm, o.idg, o.odg);

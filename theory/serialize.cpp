@@ -323,9 +323,16 @@ Errors shown(const FiniteDimResult& r, const Errors& e) {
 nlohmann::ordered_json to_json(const FiniteDimResult& r) {
   const OrderParams& o = r.order;
   nlohmann::ordered_json sources = nlohmann::ordered_json::object();
-  for (const auto& s : r.sources)
+  for (const auto& s : r.sources) {
     sources[s.name] = {{"slope", error_json(shown(r, s.slope))},
                        {"correction", error_json(shown(r, s.correction))}};
+    // The shifted protocol's slope and correction (docs/finite_dim.md §21.11), with one.
+    if (r.test_shift) {
+      const double shift = r.converged() ? s.shift_slope : std::numeric_limits<double>::quiet_NaN();
+      sources[s.name]["slope"]["shift"] = shift;
+      sources[s.name]["correction"]["shift"] = shift / r.options.dim;
+    }
+  }
   const bool ok = r.converged();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto val = [&](double v) { return ok ? v : nan; };
@@ -362,6 +369,8 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
   if (r.test_shift)
     j["test_shift"] = {{"error", val(r.test_shift->error)},
                        {"limit", val(r.limit.test_shift->error)},
+                       // its estimated O(1/D^2) rest (docs/finite_dim.md §21.12)
+                       {"uncertainty", val(r.validity.shift_remainder)},
                        {"decomposition", components(ok ? r.test_shift->decomposition : unknown.idg)}};
   return j;
 }
@@ -394,7 +403,8 @@ std::string to_text(const FiniteDimResult& r) {
   line("TM", r.error.tm, r.limit.error.tm, r.validity.remainder.tm);
   line("IDG", r.error.idg, r.limit.error.idg, r.validity.remainder.idg);
   line("ODG", r.error.odg, r.limit.error.odg, r.validity.remainder.odg);
-  if (r.test_shift) line("shift", r.test_shift->error, r.limit.test_shift->error);
+  if (r.test_shift)
+    line("shift", r.test_shift->error, r.limit.test_shift->error, r.validity.shift_remainder);
   std::snprintf(buf, sizeof buf,
                 "algo at D (§21.17; excess = error - algo): TM %.6f  IDG %.6f  ODG %.6f\n"
                 "  (limit %.6f  %.6f  %.6f)\n",
@@ -407,11 +417,18 @@ std::string to_text(const FiniteDimResult& r) {
                   r.test_shift->decomposition.algo, r.limit.test_shift->decomposition.algo);
     os << buf;
   }
-  os << "correction per source             TM         IDG         ODG\n";
+  // With a shifted protocol, its correction per source too (docs/finite_dim.md §21.11).
+  os << "correction per source             TM         IDG         ODG"
+     << (r.test_shift ? "       shift\n" : "\n");
   for (const auto& s : r.sources) {
-    std::snprintf(buf, sizeof buf, "  %-24s %+10.6f %+10.6f %+10.6f\n", s.name.c_str(),
+    std::snprintf(buf, sizeof buf, "  %-24s %+10.6f %+10.6f %+10.6f", s.name.c_str(),
                   s.correction.tm, s.correction.idg, s.correction.odg);
     os << buf;
+    if (r.test_shift) {
+      std::snprintf(buf, sizeof buf, " %+11.6f", s.shift_slope / r.options.dim);
+      os << buf;
+    }
+    os << "\n";
   }
   std::snprintf(buf, sizeof buf,
                 "Bayes-optimal at D (§21.16): IDG %.6f  ODG %.6f  (limit %.6f  %.6f)\n",

@@ -63,10 +63,11 @@ struct System {
   // weights held (Phi moves through each task's leverage y; docs/finite_dim.md §21.15).
   struct Globals {
     Eigen::VectorXd g, e2, eS, eM;  // H^{-1}, E H^{-2}, H^{-1} Sigma H^{-1}, H^{-1} M H^{-1}
+    Eigen::VectorXd eC;             // H^{-1} C H^{-1} for the weight `extra` (when given)
     double trH1 = 0, trH2 = 0;
   };
   Globals globals(double c, double d, const Eigen::VectorXd& Phi, const Eigen::VectorXd& h,
-                  const Eigen::VectorXd& k) const {
+                  const Eigen::VectorXd& k, const Eigen::VectorXd* extra = nullptr) const {
     const int L = nl();
     Globals G;
     G.g.resize(L);
@@ -96,6 +97,7 @@ struct System {
     G.e2 = response(Eigen::VectorXd::Ones(L));
     G.eS = response(t);
     G.eM = d * G.e2 + response(PM);
+    if (extra) G.eC = response(*extra);
     for (int l = 0; l < L; ++l) {
       G.trH1 += levels[l].mass * G.g[l];
       G.trH2 += levels[l].mass * G.e2[l];
@@ -104,7 +106,7 @@ struct System {
   }
 
   struct PerTask {
-    double t, y, a, chi, Delta, m, q, E, Y2, YS;
+    double t, y, a, chi, Delta, m, q, E, Y2;
   };
   PerTask task(int j, double c, double chibar, double qbar, const Globals& G, double h,
                double k) const {
@@ -115,7 +117,6 @@ struct System {
     const double nu_t = (r.t + s2) / p.alpha;
     r.y = form(tc, G.g);
     r.Y2 = form(tc, G.e2);
-    r.YS = form(tc, G.eS);
     const double YM = form(tc, G.eM);
     r.a = 1 + tc.omega * h * r.y;
     r.chi = r.y / r.a;
@@ -276,29 +277,51 @@ TaskResolvedResult solve_task_resolved_levels(const Params& p, const Solution& s
   const double c = x[0], d = x[1], chibar = x[2], qbar = x[3];
   const Eigen::VectorXd h = x.segment(4 + L, n), k = x.segment(4 + L + n, n);
   const auto G = sys.globals(c, d, x.segment(4, L), h, k);
-  double m = 0, q = 0, qnoise_S = 0;
+  double m = 0, q = 0;
   for (int j = 0; j < n; ++j) {
     const auto& tc = sys.classes[j];
     const auto t = sys.task(j, c, chibar, qbar, G, h[j], k[j]);
     m += tc.p * t.m;  // TM: the M0 tasks with equal weights
     q += tc.p * t.q;
-    qnoise_S += tc.p * tc.omega * k[j] * t.YS / (t.a * t.a);
   }
-  double sg = 0, se2 = 0;  // tr(Sigma H^{-1})/D, tr(Sigma E H^{-2})/D
-  for (int l = 0; l < L; ++l) {
-    sg += sys.levels[l].mass * sys.levels[l].position * G.g[l];
-    se2 += sys.levels[l].mass * sys.levels[l].position * G.e2[l];
-  }
+  // A weight C = c(Sigma) given level by level with tr C/D = 1 (Sigma for IDG, C_test for a
+  // shifted protocol, docs/finite_dim.md §21.11): tr(C Gbar)/D and tr(C Gamma^T Gamma)/D, with
+  // Gbar = I - c H^{-1} and the tasks' noise part traced through the response of H^{-1} to C.
+  auto weighted = [&](const Eigen::VectorXd& weight, const Eigen::VectorXd& eC, double& mw,
+                      double& qw) {
+    double sg = 0, se2 = 0;  // tr(C H^{-1})/D, tr(C E H^{-2})/D
+    for (int l = 0; l < L; ++l) {
+      sg += sys.levels[l].mass * weight[l] * G.g[l];
+      se2 += sys.levels[l].mass * weight[l] * G.e2[l];
+    }
+    double qnoise = 0;
+    for (int j = 0; j < n; ++j) {
+      const auto& tc = sys.classes[j];
+      const auto t = sys.task(j, c, chibar, qbar, G, h[j], k[j]);
+      qnoise += tc.p * tc.omega * k[j] * sys.form(tc, eC) / (t.a * t.a);
+    }
+    mw = 1 - c * sg;
+    qw = 1 - 2 * c * sg + (c * c + d / p.kappa) * se2 + qnoise;
+  };
+  Eigen::VectorXd sigma(L);
+  for (int l = 0; l < L; ++l) sigma[l] = sys.levels[l].position;
   OrderParams out{};
   out.m = m;
   out.q = q;
   out.qbar = qbar;
   out.chibar = chibar;
-  out.m0 = 1 - c * sg;  // tr(Sigma Gbar)/D, Gbar = I - c H^{-1}
-  out.q0 = 1 - 2 * c * sg + (c * c + d / p.kappa) * se2 + qnoise_S;
+  weighted(sigma, G.eS, out.m0, out.q0);
   out.mbar = 1 - c * G.trH1;  // tr(Gbar)/D
   r.error = errors_from(p, out);
   r.order = out;
+  const std::vector<double> test = p.test_eigenvalues();
+  if (static_cast<int>(test.size()) == L) {
+    const Eigen::VectorXd weight = Eigen::Map<const Eigen::VectorXd>(test.data(), L);
+    const auto GC = sys.globals(c, d, x.segment(4, L), h, k, &weight);
+    OrderParams shifted = out;
+    weighted(weight, GC.eC, shifted.m0, shifted.q0);
+    r.shift = errors_from(p, shifted).idg;
+  }
   r.status = numerics::Status::Converged;
   r.message = "task-resolved deterministic equivalent";
   return r;

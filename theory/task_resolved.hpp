@@ -9,6 +9,7 @@
 // the finite-D laws of t and omega it gives the task sources of the finite-D theory
 // (docs/finite_dim.md §21).
 #pragma once
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct TaskResolvedResult {
   std::string message;
   Errors error;        // TM (tasks averaged with equal weights), IDG, ODG; NaN when not converged
   OrderParams order;   // m, q (task averages), qbar, mbar, m0, q0, chibar; the rest 0
+  // A shifted protocol's error (the IDG formula with C_test in place of Sigma, docs/finite_dim.md
+  // §21.11); NaN without one or when not converged.
+  double shift = std::numeric_limits<double>::quiet_NaN();
   bool converged() const { return status == numerics::Status::Converged; }
 };
 

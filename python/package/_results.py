@@ -279,7 +279,8 @@ class FiniteDimResult:
     error        {"tm", "idg", "odg"}: the D -> infinity limit at `sized` plus every correction
     limit        {"tm", "idg", "odg"}: that limit; slope: d error / d(1/D), summed over sources
     order        {"q", "m", "qbar", "mbar", "m0", "q0"}, corrected
-    sources      {name: {"slope": {tm, idg, odg}, "correction": {tm, idg, odg}}}, in order
+    sources      {name: {"slope": {tm, idg, odg[, shift]}, "correction": {...}}} (shift with a
+                 shifted protocol, docs/finite_dim.md §21.11), in order
     omitted      names of the finite-D effects not derived (listed, never estimated)
     switches     {"sphere_queries", "fixed_norm_tasks", "assignment", "gaussian_context"}
     uncertainty  {"tm", "idg", "odg"}: the error bar on `error`, the estimated O(1/D^2) rest
@@ -292,9 +293,9 @@ class FiniteDimResult:
                  deterministic predictor S (S - z)^{-1} (docs/finite_dim.md §21.17), so error - algo
                  is the excess (memorization + structural) at D; "mem" and "struct" are NaN (not
                  separable at finite D)
-    test_shift   {"error", "limit", "decomposition"}: the shifted protocol's error at D, its limit
-                 and its decomposition as above (docs/finite_dim.md §21.11, §21.17), None without a
-                 shifted protocol; NaN where not derived
+    test_shift   {"error", "limit", "uncertainty", "decomposition"}: the shifted protocol's error
+                 at D, its limit, its estimated O(1/D^2) rest and its decomposition as above (docs/finite_dim.md §21.11, §21.17), None without a
+                 shifted protocol (any test levels); mem and struct NaN
     valid        True inside the O(1/D) expansion's range (docs/finite_dim.md §21.9)
     validity     {"valid", "reason" (why not), "relative_correction": {tm, idg, odg} (the
                  sources' |corrections| over the limit), "remainder": {tm, idg, odg} (the

@@ -1,0 +1,206 @@
+// The per-unit-h terms of the finite-D sources (docs/finite_dim.md §21.3-§21.5, §21.13-§21.15;
+// theory/finite_dim_terms.hpp).
+#include "theory/finite_dim_terms.hpp"
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "numerics/spectral_integral.hpp"
+#include "theory/finite_dim.hpp"
+#include "theory/saddle_map.hpp"
+
+namespace icl::theory::detail {
+
+namespace {
+
+using namespace saddle_map;  // the unknowns' indices Q, M, ..., CHIBARH
+using numerics::MomentMethod;
+using Vec = SaddleVec;
+
+// The per-unit-h terms of every source (docs/finite_dim.md §21.3-§21.5) at the D -> infinity root
+// x0 (z0 its spectral argument), in the order of finite_dim_source_names(); a source switched
+// off (sw) stays zero.
+class SourceTerms {
+ public:
+  SourceTerms(const Params& q, const SpectralModel& model, const Vec& x0, double z0)
+      : q_(q), model_(model), x0_(x0), z0_(z0), sources_(finite_dim_source_names().size()) {}
+
+  std::vector<Source> build(const FiniteDSwitches& sw) {
+    source("test_context").test_context = true;
+    if (!sw.gaussian_context) context_terms();
+    if (!sw.sphere_queries) source("query_norms").law.cov(A_NORM, A_NORM) = 2.0;  // Var |x|^2
+    quadratic_forms();
+    // The finite-M0 bias of the spectrum of S for tasks of fixed norm (§21.5; a general task
+    // spectrum: §21.13).
+    source("task_sampling").bias = task_set_bias(q_, model_, z0_, TaskLaw::FixedNorm);
+    // The norms and the counts through the task-resolved theory (spectrum and channel, §21.6,
+    // §21.15): Gaussian against fixed-norm tasks by their energies on the levels of Sigma; Var
+    // of the relative count = M0/N (uniform, with replacement).
+    source("task_norms").gaussian_norms = !sw.fixed_norm_tasks;
+    if (sw.assignment == Assignment::Random)
+      source("task_counts").count_variance = q_.kappa / q_.tau;
+    return sources_;
+  }
+
+ private:
+  Source& source(const std::string& name) {
+    const auto& names = finite_dim_source_names();
+    for (std::size_t k = 0; k < names.size(); ++k)
+      if (names[k] == name) return sources_[k];
+    throw std::logic_error("finite_dim: no source " + name);
+  }
+
+  // context_mean and context_scalars (docs/finite_dim.md §21.4).
+  void context_terms() {
+    const double alpha = q_.alpha;
+    source("context_mean").law.weight_shift = 1 / alpha;  // E[s s^T] = (1 + 1/L) w w^T + nu I
+    // context_scalars: eta and b of variance 2/L; the along-w noise deficit (-1/L) with the mean
+    // of eta^2 (+2/L) is context_mean's +1/L, removed here. The scale along w is (1 + eta) |w| +
+    // u with the along-w noise u (variance sigma^2/alpha), which correlates with b as eta does:
+    // Cov(eta + u/|w|, b) = 2/L (docs/finite_dim.md §21.4).
+    Source& cs = source("context_scalars");
+    cs.law.cov(ETA, ETA) = cs.law.cov(B_NOISE, B_NOISE) = 2 / alpha;
+    cs.law.cov(ETA, B_NOISE) = cs.law.cov(B_NOISE, ETA) = 2 / alpha;
+    cs.law.weight_shift = -2 / alpha;
+    along_task_noise(cs.matrix);
+  }
+
+  // The training sample's leverage Delta = 1 + chi + nu chibar and residual variance E_tr at the
+  // D -> infinity root (docs/finite_dim.md §21.4).
+  std::pair<double, double> channel_at_root() const {
+    const Vec& x0 = x0_;
+    const double nu = q_.nu();
+    return {1 + x0[CHI] + nu * x0[CHIBAR],
+            q_.sigma * q_.sigma + 1 - 2 * x0[M] + x0[Q] + nu * x0[QBAR]};
+  }
+
+  // The context noise's covariance is nu I - w w^T / L, not nu I: along its own task it has
+  // variance sigma^2/alpha (docs/finite_dim.md §21.4). The rank-one deficit changes, at O(1/D),
+  // the Stein terms of context_quadratic_forms where the noise meets the task (w^T G n,
+  // w^T (Gbar - P) n), with the task's forms w^T G w/D = chi, w^T Gbar w/D = m, w^T P w/D = q:
+  //   D Var(Delta) += -4 chi^2/alpha,   D Cov(E, Delta) += 4 (m - q) chi/alpha,
+  //   dH += 4 chi S/(alpha Delta^2),   dL += 2 chi S/(alpha Delta^2),
+  //   dM += S (4 (m - q)/Delta^2 + 8 E_tr chi/Delta^3)/alpha,
+  // with the scalar parts as in quadratic_forms. Part of the context law: --gaussian-context
+  // (isotropic noise) removes it with context_scalars.
+  void along_task_noise(MatrixCorrection& c) const {
+    const Vec& x0 = x0_;
+    const double a = 1 / q_.alpha, chi = x0[CHI], m_q = x0[M] - x0[Q];
+    const auto [Dl, Etr] = channel_at_root();
+    const double D2 = Dl * Dl, D3 = D2 * Dl;
+    MatrixCorrection stein;
+    stein.H.on_A = [=](double s) { return 4 * a * chi * s / D2; };
+    stein.L.on_A = [=](double s) { return 2 * a * chi * s / D2; };
+    stein.M.on_A = [=](double s) { return a * s * (4 * m_q / D2 + 8 * Etr * chi / D3); };
+    c = channel_corrections(-4 * a * chi * chi, 4 * a * m_q * chi, stein);
+  }
+
+  // A source's corrections to the Gamma equation from the law of the sample's Delta and E
+  // (docs/finite_dim.md §21.4), per unit h: the scalar parts of D Var(Delta) = VQ and
+  // D Cov(E, Delta) = CQ (the second-order expansion of the channel in Delta and E, with
+  // E[s s^T] = S + nu), plus the Stein matrix terms `stein` (H, L, M without the factor K); for
+  // a general task spectrum also their Sigma-weighted traces.
+  MatrixCorrection channel_corrections(double VQ, double CQ, const MatrixCorrection& stein) const {
+    const double nu = q_.nu(), K = q_.tau / q_.kappa;
+    const auto [Dl, Etr] = channel_at_root();
+    const double D3 = Dl * Dl * Dl, D4 = D3 * Dl;
+    const double scal = -2 * CQ / D3 + 3 * Etr * VQ / D4;
+    const MatFun H = stein.H, L = stein.L, M = stein.M;
+    MatrixCorrection c;
+    c.active = true;
+    c.H.on_A = [=](double s) { return K * ((s + nu) * VQ / D3 + H.on_A(s)); };
+    c.H.off_A = K * (nu * VQ / D3 + H.off_A);
+    c.L.on_A = [=](double s) { return K * (s * VQ / D3 + L.on_A(s)); };
+    c.L.off_A = K * L.off_A;
+    c.M.on_A = [=](double s) { return K * ((s + nu) * scal + M.on_A(s)); };
+    c.M.off_A = K * (nu * scal + M.off_A);
+    if (!model_.low_rank()) sigma_weighted_terms(c);
+    return c;
+  }
+
+  // context_quadratic_forms (docs/finite_dim.md §21.4): the context noise n ~ N(0, nu I) enters
+  // Delta = 1 + s^T G s/D and the residual through quadratic forms; Stein's lemma gives the
+  // matrix terms, the variance and covariance of the forms the scalar ones:
+  //   D Var(Delta) = 4 nu tr(S G^2)/D + 2 nu^2 tr(G^2)/D,
+  //   D Cov(E, Delta) = -4 nu tr(S (Gbar - P) G)/D + 2 nu^2 tr(P G)/D.
+  void quadratic_forms() {
+    const Vec& x0 = x0_;
+    const double z0 = z0_, rho = q_.rho, kappa = q_.kappa, nu = q_.nu();
+    // Commuting functions of S at the root (docs/errors_phases.md §8.1, docs/finite_dim.md §21.4):
+    // the response G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
+    const double qh2 = x0[QH] * x0[QH], kq = kappa * x0[QH], ratio = x0[MH] / x0[QH];
+    const double cA = x0[MH] * x0[MH] / qh2, cB = x0[CHIH] / (kappa * qh2),
+                 cC = x0[CHIBARH] / (kappa * qh2);
+    auto G = [=](double s) { return 1 / (kq * (s - z0)); };
+    auto Gb = [=](double s) { return ratio * s / (s - z0); };
+    auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z0) * (s - z0)); };
+    auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S)
+      if (!model_.low_rank()) return numerics::integrate(model_.spectrum_of_S(), f).value;
+      return rho * numerics::integrate(model_.spectrum_on_task_subspace(), f).value +
+             (1 - rho) * f(0.0);
+    };
+    const auto [Dl, Etr] = channel_at_root();
+    const double VQ = 4 * nu * tr([&](double s) { return s * G(s) * G(s); }) +
+                      2 * nu * nu * tr([&](double s) { return G(s) * G(s); });
+    // Gbar - P changes sign on the spectrum: its two parts are traced apart, each of one sign
+    // (s - z0 > 0), so that the quadrature's relative tolerance is reachable (the difference's
+    // integral can vanish, and GSL then reports a roundoff error).
+    const double CQ = -4 * nu * (tr([&](double s) { return s * Gb(s) * G(s); }) -
+                                 tr([&](double s) { return s * P(s) * G(s); })) +
+                      2 * nu * nu * tr([&](double s) { return P(s) * G(s); });
+    const double D2 = Dl * Dl, D3 = D2 * Dl;
+    MatrixCorrection stein;
+    stein.H.on_A = [=](double s) { return -(2 / D2) * (2 * nu * s + nu * nu) * G(s); };
+    stein.H.off_A = -(2 / D2) * nu * nu * G(0);
+    stein.L.on_A = [=](double s) { return -(2 * nu / D2) * s * G(s); };
+    stein.M.on_A = [=](double s) {
+      return -4 * nu * s * (Gb(s) - P(s)) / D2 - 8 * nu * Etr * s * G(s) / D3 +
+             2 * nu * nu * P(s) / D2 - 4 * nu * nu * Etr * G(s) / D3;
+    };
+    stein.M.off_A = 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3;
+    source("context_quadratic_forms").matrix = channel_corrections(VQ, CQ, stein);
+  }
+
+  // General task spectrum (docs/finite_dim.md §21.14): the first-order change of Gbar and of
+  // Gbar^2 + N at the root, f(s) = sum_{j=0..4} a_j (s - z0)^{-j} (the corrections are rational in
+  // S with their only pole at z0, bounded at infinity), traced against Sigma:
+  // sum_j a_j T_{0,j}(z0) (T_{0,0} = tr Sigma/D = 1). The a_j from f at five points.
+  void sigma_weighted_terms(MatrixCorrection& qf) const {
+    const Vec& x0 = x0_;
+    const double z0 = z0_, k = q_.kappa, qh = x0[QH], mh = x0[MH];
+    auto H0 = [=](double s) { return qh * (s - z0); };
+    auto G0 = [=](double s) { return mh * s / H0(s); };
+    auto N0 = [=](double s) { return (x0[CHIH] * s + x0[CHIBARH]) / (k * H0(s) * H0(s)); };
+    auto dG = [&](double s) { return (qf.L.on_A(s) - G0(s) * qf.H.on_A(s)) / H0(s); };
+    auto dN = [&](double s) {
+      return qf.M.on_A(s) / (k * H0(s) * H0(s)) - 2 * N0(s) * qf.H.on_A(s) / H0(s);
+    };
+    const SpectralValues v = model_.at(z0, MomentMethod::Exact);
+    auto dG2 = [&](double s) { return 2 * G0(s) * dG(s) + dN(s); };
+    qf.sigma_m0 = weight_traced(dG, z0, v.T);
+    qf.sigma_q0 = weight_traced(dG2, z0, v.T);
+    if (q_.has_test_shift()) {  // the same against C_test (docs/finite_dim.md §21.11)
+      const numerics::ResolventMoments U = model_.test_weighted(v, q_.test_eigenvalues());
+      qf.test_m = weight_traced(dG, z0, U);
+      qf.test_q = weight_traced(dG2, z0, U);
+    }
+  }
+
+  const Params& q_;
+  const SpectralModel& model_;
+  const Vec& x0_;
+  double z0_;
+  std::vector<Source> sources_;
+};
+
+}  // namespace
+
+std::vector<Source> source_terms(const Params& q, const SpectralModel& model, const SaddleVec& x0,
+                                 double z0, const FiniteDSwitches& sw) {
+  return SourceTerms(q, model, x0, z0).build(sw);
+}
+
+}  // namespace icl::theory::detail
