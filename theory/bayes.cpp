@@ -36,6 +36,10 @@ double bayes_error_spectrum(const std::vector<numerics::Atom>& prior, double alp
 
 BayesOptimal bayes_optimal(const Params& p) {
   p.validate();
+  return detail::bayes_optimal_of_valid(p);
+}
+
+BayesOptimal detail::bayes_optimal_of_valid(const Params& p) {
   BayesOptimal b;
   double shift = 0;
   bayes_optimal_t(scalar_params<double>(p), b.idg, b.odg, p.has_test_shift() ? &shift : nullptr);

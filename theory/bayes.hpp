@@ -42,6 +42,11 @@ double bayes_error_spectrum(const std::vector<numerics::Atom>& prior, double alp
 // Validates p (InvalidParams naming the field).
 BayesOptimal bayes_optimal(const Params& p);
 
+namespace detail {
+// The same for parameters already validated (theory::solve validates once per point).
+BayesOptimal bayes_optimal_of_valid(const Params& p);
+}  // namespace detail
+
 // bayes_error_spectrum at token dimension `dim` (docs/finite_dim.md §21.16): the limit plus the
 // O(1/D) term of the posterior trace's mean, the real-Gaussian bias of the Sigma-weighted
 // resolvent of the L_t features' sample covariance (§21.13 with kappa = alpha_test). Noiseless:

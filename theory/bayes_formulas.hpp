@@ -96,6 +96,12 @@ void bayes_optimal_t(const ScalarParams<T>& p, T& idg, T& odg, T* shift) {
   const Params& base = *p.base;
   const T at = p.effective_alpha_test();
   odg = bayes_error_t(1.0 / at, p.sigma_test);
+  if (base.task_spectrum.empty() && shift == nullptr) {
+    // Low-rank tasks without a shifted protocol: no spectrum to build (a solve per grid point
+    // calls this; the vectors cost more than the formula).
+    idg = bayes_error_t(p.rho / at, p.sigma_test);
+    return;
+  }
   std::vector<T> t, w;  // the population spectrum, its weights moving with rho
   if (base.task_spectrum.empty()) {
     t = {1.0 / p.rho};

@@ -42,13 +42,22 @@ Method method_from_string(const std::string& s) {
 }
 const char* to_string(Regime r) { return numerics::name_of(r, kRegimeNames); }
 
-Regime regime(const Params& p) {
-  p.validate();
+namespace {
+
+// The regime of valid parameters (the solvers validate once, before any of this file's steps).
+Regime regime_of(const Params& p) {
   // rank S inside span(A) is min(r, M0): full when rho < kappa (docs/errors_phases.md §10.1).
   const double rank = p.structural_rank();  // rho for the paper's low-rank tasks
   const double tol = 1e-12 * std::max(rank, p.kappa);
   if (std::abs(rank - p.kappa) <= tol) return Regime::Boundary;
   return rank < p.kappa ? Regime::TaskRich : Regime::TaskPoor;
+}
+
+}  // namespace
+
+Regime regime(const Params& p) {
+  p.validate();
+  return regime_of(p);
 }
 
 double critical_rho(const Params& p) {
@@ -130,7 +139,7 @@ void fill_observables(const Params& p, const SpectralModel& model, const Spectra
   s.z = ob.z;
   s.nu = p.nu();
   s.e = ob.e;
-  s.regime = regime(p);
+  s.regime = regime_of(p);
 }
 
 // Newton's method on Phi below (lambda > 0), with g' from the measure's exact derivative: the
@@ -516,7 +525,7 @@ Solution solve_letey(const Params& p) {
   s.z = -nu;
   s.nu = nu0;
   s.e = e;
-  s.regime = regime(p);
+  s.regime = regime_of(p);
   s.status = Status::Converged;
   s.residual_norm = 0;
   s.message = p.tau < 1 ? "ridgeless interpolation branch (xi > 0)" : "ridgeless, tau > 1";
@@ -597,8 +606,8 @@ Solution solve(const Params& p, const SolveOptions& options) {
     set_values(s, unavailable());
   }
   s.nu = p.nu();
-  s.regime = regime(p);
-  s.bayes_optimal = bayes_optimal(p);
+  s.regime = regime_of(p);
+  s.bayes_optimal = detail::bayes_optimal_of_valid(p);
   if (options.gradient) s.gradient = gradient(s);
   return s;
 }
