@@ -5,6 +5,7 @@
 // the replica-symmetric saddle point; R_{k,j} = (1/D) tr S^k (S - z)^{-j} and
 // T_{k,j} = (1/D) tr Sigma S^k (S - z)^{-j} come from theory/spectral_model.hpp.
 #include "theory/lowrank.hpp"
+#include "theory/param_path.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -389,8 +390,8 @@ Solution reduced_solution(const Params& p, const SpectralModel& model, MomentMet
   return reduced_solution(p, model, model.at(-xi - p.nu(), method), xi);
 }
 
+// The methods take validated parameters (solve(): validate_for).
 Solution solve_saddle(const Params& p, const SolveOptions& opt) {
-  p.validate_for_saddle_point();
   const auto shared_model = SpectralModel::shared(p);
   const SpectralModel& model = *shared_model;
   const MomentMethod method = opt.moments;
@@ -433,7 +434,6 @@ Solution solve_saddle(const Params& p, const SolveOptions& opt) {
 }
 
 Solution solve_reduced(const Params& p, const SolveOptions& opt) {
-  p.validate_for_saddle_point();
   const auto shared_model = SpectralModel::shared(p);
   const SpectralModel& model = *shared_model;
   // The fast path: closed-form spectral functions.
@@ -443,17 +443,19 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   Solution s = reduced_solution(p, model, v, xi);
   s.method = Method::Reduced;
   // Honest check: the reduced solution must be a root of the full saddle-point map (the residual
-  // of saddle_system, scaled by max(1, |x_i|); the spectral values are v's when the map's z,
-  // -(lambda + qbarh)/qh, rounds to the same number as -xi - nu).
+  // of saddle_system, scaled by max(1, |x_i|)). The map's z, -(lambda + qbarh)/qh, is -xi - nu
+  // up to rounding (a third of the points of a grid differ in the last few bits); within 8 ulps
+  // the spectral values are v's: they move by a relative 1e-15 there, 1e-5 of the residual
+  // tolerance, and a new evaluation would cost as much as the rest of the solve.
   const OrderParams& o = s.order;
   const double x[kN] = {o.q, o.m, o.chi, o.qbar, o.chibar, o.qhat, o.mhat, o.chihat, o.qbarhat,
                         o.chibarhat};
   double scale[kN];
   for (int i = 0; i < kN; ++i) scale[i] = std::max(std::abs(x[i]), 1.0);
   const double z = z_of(p, x[QH], x[QBARH]);
+  const bool at_v = std::abs(z - v.z) <= 8 * std::numeric_limits<double>::epsilon() * std::abs(v.z);
   alignas(16) double F[kN];
-  if (z_allowed(model, x[QH], z) &&
-      scaled_residual(p, z == v.z ? v : model.at(z, method), x, scale, F)) {
+  if (z_allowed(model, x[QH], z) && scaled_residual(p, at_v ? v : model.at(z, method), x, scale, F)) {
     s.residual_norm = Eigen::Map<const Eigen::VectorXd>(F, kN).norm();
     s.status = s.residual_norm <= opt.solver.residual_tolerance ? Status::Converged
                                                                : Status::NotConverged;
@@ -470,7 +472,6 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
 // formulas with the population spectrum of the train covariance C_tr = (1/rho) P_A, independently
 // of the replica code above (only g(-nu) and g'(-nu) of S are shared).
 Solution solve_letey(const Params& p) {
-  p.validate();
   if (p.tau == 1)
     throw InvalidParams("tau", "the ridgeless error diverges at the interpolation threshold "
                                "tau = 1 (use lambda > 0 with --method saddle)");
@@ -585,6 +586,11 @@ void SolveOptions::validate() const {
 
 Solution solve(const Params& p, const SolveOptions& options) {
   options.validate();
+  validate_for(p, options.method);
+  return detail::solve_validated(p, options);
+}
+
+Solution detail::solve_validated(const Params& p, const SolveOptions& options) {
   Solution s;
   try {
     s = solve_method(p, options);

@@ -135,6 +135,13 @@ OrderParams order_from_vector(const Eigen::VectorXd& x);
 // (quadrature, bracketing) is status NumericalFailure with the message, not an exception.
 Solution solve(const Params& p, const SolveOptions& options = {});
 
+namespace detail {
+// solve() for parameters and options already validated (validate_for(p, options.method) and
+// options.validate(): a vectorized solve checks every point before any work, then solves each
+// without checking it again).
+Solution solve_validated(const Params& p, const SolveOptions& options);
+}  // namespace detail
+
 // The test errors of docs/errors_phases.md §7 from the order parameters m, q, qbar, m0, q0, mbar:
 // E_P = sigma_t^2 + 1 - 2 m_P + q_P + v qbar, v = (1 + sigma_t^2)/alpha_test.
 Errors errors_from(const Params& p, const OrderParams& o);

@@ -175,6 +175,7 @@ std::vector<Solution> solve_points(const std::vector<Params>& points,
                                    const PhaseOptions& options,
                                    const numerics::Progress& progress) {
   options.validate();
+  options.solve.validate();
   for (std::size_t k = 0; k < points.size(); ++k)
     validate_point(points[k], options.solve.method, [k] { return "point " + std::to_string(k); });
   std::vector<Solution> out(points.size());
@@ -183,7 +184,8 @@ std::vector<Solution> solve_points(const std::vector<Params>& points,
   // (e.g. Python's KeyboardInterrupt) stops the remaining points and is rethrown here.
   numerics::parallel_for(
       points.size(), options.threads,
-      [&](std::size_t k) { out[k] = solve(points[k], options.solve); }, progress, "point");
+      [&](std::size_t k) { out[k] = detail::solve_validated(points[k], options.solve); }, progress,
+      "point");
   return out;
 }
 
