@@ -5,7 +5,6 @@
 // the replica-symmetric saddle point; R_{k,j} = (1/D) tr S^k (S - z)^{-j} and
 // T_{k,j} = (1/D) tr Sigma S^k (S - z)^{-j} come from theory/spectral_model.hpp.
 #include "theory/lowrank.hpp"
-#include "theory/param_path.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -19,6 +18,7 @@
 #include "numerics/error.hpp"
 #include "theory/letey_formulas.hpp"
 #include "theory/observables.hpp"
+#include "theory/param_path.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/sensitivity.hpp"
 #include "theory/spectral_model.hpp"
@@ -455,7 +455,8 @@ Solution solve_reduced(const Params& p, const SolveOptions& opt) {
   const double z = z_of(p, x[QH], x[QBARH]);
   const bool at_v = std::abs(z - v.z) <= 8 * std::numeric_limits<double>::epsilon() * std::abs(v.z);
   alignas(16) double F[kN];
-  if (z_allowed(model, x[QH], z) && scaled_residual(p, at_v ? v : model.at(z, method), x, scale, F)) {
+  if (z_allowed(model, x[QH], z) &&
+      scaled_residual(p, at_v ? v : model.at(z, method), x, scale, F)) {
     s.residual_norm = Eigen::Map<const Eigen::VectorXd>(F, kN).norm();
     s.status = s.residual_norm <= opt.solver.residual_tolerance ? Status::Converged
                                                                : Status::NotConverged;
