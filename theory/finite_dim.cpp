@@ -63,12 +63,12 @@ class PerturbedMap {
     return with_bias(model_.at(z, MomentMethod::Exact), bias, h);
   }
 
-  // A shifted protocol's test-weighted values at z with the bias h * bias.U (general task
-  // spectra; for low-rank tasks U is exactly a combination of the biased R and T: nullopt).
-  std::optional<numerics::ResolventMoments> test_values(double z, const SpectralBias& bias,
-                                                        double h) const {
-    if (test_.empty() || model_.low_rank()) return std::nullopt;
-    return with_test_bias(model_.test_weighted(model_.at(z, MomentMethod::Exact), test_), bias, h);
+  // A shifted protocol's test-weighted values from the spectral values v0 at z, with the bias
+  // h * bias (nullopt without a shifted protocol).
+  std::optional<numerics::ResolventMoments> test_values(const SpectralValues& v0,
+                                                        const SpectralBias& bias, double h) const {
+    if (test_.empty()) return std::nullopt;
+    return biased_test_values(model_, v0, test_, bias, h);
   }
 
   // The order parameters of the Gamma equation with matrix corrections h * c (low-rank tasks;
@@ -183,9 +183,10 @@ class PerturbedMap {
       o = matrix_order(x, s.matrix, h, &tt);
       err = errors_from(p_, o);
     } else {
-      const auto U = test_values(z, s.bias, h);
-      const Solution sol = observables_at(p_, model_, values(z, s.bias, h), order_from_vector(x),
-                                          U ? &*U : nullptr);
+      const SpectralValues v0 = model_.at(z, MomentMethod::Exact);
+      const auto U = test_values(v0, s.bias, h);
+      const Solution sol = observables_at(p_, model_, with_bias(v0, s.bias, h),
+                                          order_from_vector(x), U ? &*U : nullptr);
       err = sol.error;
       o = sol.order;
       if (sol.test_shift) tt = {sol.test_shift->m, sol.test_shift->q};
@@ -238,6 +239,14 @@ void sum_sources(FiniteDimResult& r) {
     add_scaled(r.order, s.order_slope, 1 / D);
   }
 }
+
+std::vector<FiniteDimSource> unset_sources() {
+  std::vector<FiniteDimSource> out;
+  for (const auto& name : finite_dim_source_names()) out.push_back({name, {}, {}, {}});
+  return out;
+}
+
+std::vector<std::string> not_derived() { return {"task_directions_channel", "higher_order"}; }
 
 FiniteDimResult failed(FiniteDimResult r) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();
@@ -400,8 +409,8 @@ FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options)
   so.method = Method::Saddle;
   r.limit = solve(r.sized, so);
   r.residual_norm = r.limit.residual_norm;
-  for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
-  r.omitted = {"task_directions_channel", "higher_order"};
+  r.sources = detail::unset_sources();
+  r.omitted = detail::not_derived();
   return r;
 }
 
@@ -424,8 +433,8 @@ FiniteDimResult solve_finite_dim(const Params& p, const FiniteDimOptions& option
     SolveOptions so = options.solve;
     so.method = ridgeless ? Method::Letey : Method::Saddle;
     r.limit = solve(r.sized, so);
-    for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
-    r.omitted = {"task_directions_channel", "higher_order"};
+    r.sources = detail::unset_sources();
+    r.omitted = detail::not_derived();
     r.status = Status::NumericalFailure;
     r.residual_norm = std::numeric_limits<double>::infinity();
     r.message = std::string("a finite-D term could not be computed: ") + e.what();

@@ -156,6 +156,10 @@ FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptio
 void sum_sources(FiniteDimResult& r);
 // r with NaN values and a not-valid verdict carrying r.message.
 FiniteDimResult failed(FiniteDimResult r);
+// Every source by name with no slope yet (finite_dim_source_names() order), and the effects not
+// derived (FiniteDimResult::omitted).
+std::vector<FiniteDimSource> unset_sources();
+std::vector<std::string> not_derived();
 // r.test_shift from r's IDG and ODG when the point has a shifted protocol (§21.11).
 void add_test_shift(FiniteDimResult& r);
 // r.decomposition (and r.test_shift's) from r's limit and sizes (§21.17), after add_test_shift.

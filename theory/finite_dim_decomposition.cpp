@@ -30,13 +30,11 @@ void add_decomposition(FiniteDimResult& r) {
   const SpectralValues v0 = model.at(z, numerics::MomentMethod::Exact);
   const SpectralBias bias = task_set_bias(q, model, z, law);
   const SpectralValues v = with_bias(v0, bias, 1 / D);
-  // A shifted protocol's test-weighted values of one draw's mean (§21.11): for low-rank tasks a
-  // combination of R and T (computed from v), for a general spectrum with their own bias.
+  // A shifted protocol's test-weighted values, of the limit and of one draw's mean (§21.11).
   std::optional<numerics::ResolventMoments> U0, U;
   if (q.has_test_shift()) {
     U0 = model.test_weighted(v0, q.test_eigenvalues());
-    U = model.low_rank() ? model.test_weighted(v, q.test_eigenvalues())
-                         : with_test_bias(*U0, bias, 1 / D);
+    U = biased_test_values(model, v0, q.test_eigenvalues(), bias, 1 / D);
   }
   // Gbar's own second moments, coefficients A = 1, B = C = 0, mh/qh = 1 (docs/errors_phases.md
   // §8.2): the algo piece of each protocol with the spectral values of one draw's mean.

@@ -19,10 +19,10 @@ FiniteDimValidity finite_dim_validity(const FiniteDimResult& r) {
   }
   // Per error: eps = sum_s |c_s| / |E_inf| (absolute values: sources that cancel in the sum
   // still contribute their products to the O(1/D^2) rest).
-  const auto eps_of = [&](double Errors::*e) {
+  const auto eps_of = [&](const auto& correction, double limit) {
     double sum = 0;
-    for (const FiniteDimSource& s : r.sources) sum += std::abs(s.correction.*e);
-    return sum / std::abs(r.limit.error.*e);
+    for (const FiniteDimSource& s : r.sources) sum += std::abs(correction(s));
+    return sum / std::abs(limit);
   };
   const struct {
     const char* name;
@@ -31,7 +31,9 @@ FiniteDimValidity finite_dim_validity(const FiniteDimResult& r) {
   const char* worst = errors[0].name;
   double worst_eps = -1;
   for (const auto& e : errors) {
-    const double eps = eps_of(e.member);
+    const double eps =
+        eps_of([&](const FiniteDimSource& s) { return s.correction.*e.member; },
+               r.limit.error.*e.member);
     v.relative_correction.*e.member = eps;
     v.remainder.*e.member = eps * eps * std::abs(r.limit.error.*e.member);
     if (!(eps <= worst_eps)) {  // NaN counts as the worst
@@ -40,10 +42,10 @@ FiniteDimValidity finite_dim_validity(const FiniteDimResult& r) {
     }
   }
   if (r.limit.test_shift) {
-    double sum = 0;
-    for (const FiniteDimSource& s : r.sources) sum += std::abs(s.shift_slope / r.options.dim);
-    const double limit = std::abs(r.limit.test_shift->error);
-    v.shift_remainder = sum * sum / limit;  // eps^2 |limit| with eps = sum / |limit|
+    const double limit = r.limit.test_shift->error;
+    const double eps =
+        eps_of([&](const FiniteDimSource& s) { return s.shift_slope / r.options.dim; }, limit);
+    v.shift_remainder = eps * eps * std::abs(limit);
   }
   v.valid = worst_eps <= kMaxRelativeCorrection;
   if (v.valid) return v;

@@ -102,7 +102,7 @@ FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptio
   if (!r.limit.converged()) {
     r.status = r.limit.status;
     r.message = "the D -> infinity (Letey/Lu) solve did not converge: " + r.limit.message;
-    for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
+    r.sources = detail::unset_sources();
     return failed(r);
   }
   // The ridge slopes s(lambda) = s0 + a lambda + b lambda^2 + ... on lambda_k = lambda_0 2^-k;
@@ -143,8 +143,7 @@ FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptio
     }
     slopes_prev = slopes;
   }
-  if (r.sources.empty())
-    for (const auto& name : finite_dim_source_names()) r.sources.push_back({name, {}, {}, {}});
+  if (r.sources.empty()) r.sources = detail::unset_sources();
   if (!settled) {
     r.status = numerics::Status::NotConverged;
     r.message = failure.empty()

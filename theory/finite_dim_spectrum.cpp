@@ -72,6 +72,13 @@ numerics::ResolventMoments with_test_bias(numerics::ResolventMoments U, const Sp
   return U;
 }
 
+numerics::ResolventMoments biased_test_values(const SpectralModel& model, const SpectralValues& v0,
+                                              const std::vector<double>& levels,
+                                              const SpectralBias& bias, double h) {
+  if (model.low_rank()) return model.test_weighted(with_bias(v0, bias, h), levels);
+  return with_test_bias(model.test_weighted(v0, levels), bias, h);
+}
+
 SpectralBias task_set_bias(const Params& p, const SpectralModel& model, double z, TaskLaw law) {
   if (!p.task_spectrum.empty()) return task_spectrum_bias(p, model, z, law);
   // In span(A): dR01 = rho dT01; tr S/D and tr Sigma S/D have no bias (E S = Sigma). Fixed-norm

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "theory/params.hpp"
 #include "theory/spectral_model.hpp"
@@ -29,6 +30,13 @@ SpectralValues with_bias(SpectralValues v, const SpectralBias& bias, double h);
 // The same for a shifted protocol's test-weighted values U (bias.U).
 numerics::ResolventMoments with_test_bias(numerics::ResolventMoments U, const SpectralBias& bias,
                                           double h);
+
+// A shifted protocol's test-weighted values at v0's z with the bias h * bias (docs/finite_dim.md
+// §21.11): for low-rank tasks exactly the combination of the biased R and T (docs/
+// general_covariance.md §20.2), for a general task spectrum U at v0 plus h * bias.U.
+numerics::ResolventMoments biased_test_values(const SpectralModel& model, const SpectralValues& v0,
+                                              const std::vector<double>& levels,
+                                              const SpectralBias& bias, double h);
 
 enum class TaskLaw { Gaussian, FixedNorm };
 

@@ -276,13 +276,22 @@ TaskResolvedResult solve_task_resolved_levels(const Params& p, const Solution& s
   // Observables (docs/errors_phases.md §7) from the root.
   const double c = x[0], d = x[1], chibar = x[2], qbar = x[3];
   const Eigen::VectorXd h = x.segment(4 + L, n), k = x.segment(4 + L + n, n);
-  const auto G = sys.globals(c, d, x.segment(4, L), h, k);
+  // A shifted protocol's test covariance per level (docs/finite_dim.md §21.11): its response
+  // H^{-1} C H^{-1} comes with the globals.
+  const std::vector<double> test = p.test_eigenvalues();
+  const bool shifted = static_cast<int>(test.size()) == L;
+  const Eigen::VectorXd test_weight =
+      shifted ? Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(test.data(), L))
+              : Eigen::VectorXd();
+  const auto G = sys.globals(c, d, x.segment(4, L), h, k, shifted ? &test_weight : nullptr);
   double m = 0, q = 0;
+  Eigen::VectorXd a(n);  // each task class's 1 + omega h y
   for (int j = 0; j < n; ++j) {
     const auto& tc = sys.classes[j];
     const auto t = sys.task(j, c, chibar, qbar, G, h[j], k[j]);
     m += tc.p * t.m;  // TM: the M0 tasks with equal weights
     q += tc.p * t.q;
+    a[j] = t.a;
   }
   // A weight C = c(Sigma) given level by level with tr C/D = 1 (Sigma for IDG, C_test for a
   // shifted protocol, docs/finite_dim.md §21.11): tr(C Gbar)/D and tr(C Gamma^T Gamma)/D, with
@@ -297,8 +306,7 @@ TaskResolvedResult solve_task_resolved_levels(const Params& p, const Solution& s
     double qnoise = 0;
     for (int j = 0; j < n; ++j) {
       const auto& tc = sys.classes[j];
-      const auto t = sys.task(j, c, chibar, qbar, G, h[j], k[j]);
-      qnoise += tc.p * tc.omega * k[j] * sys.form(tc, eC) / (t.a * t.a);
+      qnoise += tc.p * tc.omega * k[j] * sys.form(tc, eC) / (a[j] * a[j]);
     }
     mw = 1 - c * sg;
     qw = 1 - 2 * c * sg + (c * c + d / p.kappa) * se2 + qnoise;
@@ -314,13 +322,10 @@ TaskResolvedResult solve_task_resolved_levels(const Params& p, const Solution& s
   out.mbar = 1 - c * G.trH1;  // tr(Gbar)/D
   r.error = errors_from(p, out);
   r.order = out;
-  const std::vector<double> test = p.test_eigenvalues();
-  if (static_cast<int>(test.size()) == L) {
-    const Eigen::VectorXd weight = Eigen::Map<const Eigen::VectorXd>(test.data(), L);
-    const auto GC = sys.globals(c, d, x.segment(4, L), h, k, &weight);
-    OrderParams shifted = out;
-    weighted(weight, GC.eC, shifted.m0, shifted.q0);
-    r.shift = errors_from(p, shifted).idg;
+  if (shifted) {
+    OrderParams at_test = out;
+    weighted(test_weight, G.eC, at_test.m0, at_test.q0);
+    r.shift = errors_from(p, at_test).idg;
   }
   r.status = numerics::Status::Converged;
   r.message = "task-resolved deterministic equivalent";
