@@ -41,12 +41,14 @@ py::array typed_array(ColumnKind kind, const std::vector<py::ssize_t>& shape) {
   return py::array_t<double>(shape);
 }
 
-// Element i of an array made by typed_array(kind) set to v (converted as a static_cast does).
-void store(py::array& a, ColumnKind kind, std::size_t i, double v) {
+// Element i of the data of an array made by typed_array(kind) set to v (converted as a
+// static_cast does). The data pointer is taken once per column: mutable_data() checks the array
+// on every call.
+void store(void* data, ColumnKind kind, std::size_t i, double v) {
   switch (kind) {
-    case ColumnKind::Bool: static_cast<bool*>(a.mutable_data())[i] = static_cast<bool>(v); return;
-    case ColumnKind::Int: static_cast<int*>(a.mutable_data())[i] = static_cast<int>(v); return;
-    case ColumnKind::Double: static_cast<double*>(a.mutable_data())[i] = v; return;
+    case ColumnKind::Bool: static_cast<bool*>(data)[i] = static_cast<bool>(v); return;
+    case ColumnKind::Int: static_cast<int*>(data)[i] = static_cast<int>(v); return;
+    case ColumnKind::Double: static_cast<double*>(data)[i] = v; return;
   }
 }
 
@@ -55,7 +57,8 @@ py::object column_array(const std::string& name, const std::vector<std::vector<d
                         std::size_t c, const std::vector<py::ssize_t>& shape) {
   const ColumnKind kind = column_kind(name);
   py::array a = typed_array(kind, shape);
-  for (std::size_t i = 0; i < rows.size(); ++i) store(a, kind, i, rows[i][c]);
+  void* data = a.mutable_data();
+  for (std::size_t i = 0; i < rows.size(); ++i) store(data, kind, i, rows[i][c]);
   return a;
 }
 
@@ -114,14 +117,16 @@ py::dict solutions_to_arrays(const std::vector<theory::Solution>& sols,
   // Column by column from one row buffer (no table of rows).
   std::vector<ColumnKind> kinds;
   std::vector<py::array> arrays;
+  std::vector<void*> data;
   for (const std::string& name : names) {
     kinds.push_back(column_kind(name));
     arrays.push_back(typed_array(kinds.back(), shape));
+    data.push_back(arrays.back().mutable_data());
   }
   std::vector<double> row;
   for (std::size_t i = 0; i < sols.size(); ++i) {
     theory::solution_row(sols[i], shift, row);
-    for (std::size_t c = 0; c < names.size(); ++c) store(arrays[c], kinds[c], i, row[c]);
+    for (std::size_t c = 0; c < names.size(); ++c) store(data[c], kinds[c], i, row[c]);
   }
   py::dict out;
   for (std::size_t c = 0; c < names.size(); ++c) out[py::str(names[c])] = arrays[c];

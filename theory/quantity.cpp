@@ -65,8 +65,6 @@ std::vector<Quantity> make_quantities() {
 
 }  // namespace
 
-double Quantity::value(const Solution& s) const { return s.converged() ? of(s) : kNaN; }
-
 bool Quantity::defined(const Solution& s) const {
   if (column == Column::TestShift && !s.params.has_test_shift()) return false;
   if (s.method == Method::Letey)

@@ -3,6 +3,7 @@
 // TSV columns of theory/serialize.hpp (solution_columns / solution_row) are built from.
 #pragma once
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,10 @@ struct Quantity {
   Column column;
   // The quantity as searches and tables use it: of(s) when s converged, NaN otherwise (the Bayes
   // baselines depend on the parameters only, but a point whose solve failed is not used either:
-  // one rule for every quantity).
-  double value(const Solution& s) const;
+  // one rule for every quantity). Inline: every cell of a table calls it.
+  double value(const Solution& s) const {
+    return s.converged() ? of(s) : std::numeric_limits<double>::quiet_NaN();
+  }
   // Whether s has this quantity at all: the shifted protocol's only with one, and not the order
   // fields that the Letey/Lu method leaves undefined (OrderField::undefined_for_letey). The rows
   // of a gradient (theory/gradient.hpp).
