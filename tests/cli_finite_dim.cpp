@@ -47,10 +47,11 @@ TEST_CASE("icl solve --finite-dim: a finite_dim block whose sources sum to error
       CHECK(s.at("correction").at(e).get<double>() ==
             doctest::Approx(s.at("slope").at(e).get<double>() / 40).epsilon(1e-14));
   }
-  // error = limit + the sum of the corrections: the JSON keeps 17 digits, so the sum of seven
-  // O(0.01) terms agrees to rounding (1e-12 leaves a factor ~100 over that).
+  // error = limit + the sum of the corrections + the channel's second order (docs/finite_dim.md
+  // §21.18): the JSON keeps 17 digits, so the sum of nine small terms agrees to rounding (1e-12
+  // leaves a factor ~100 over that).
   for (const char* e : kErrors) {
-    double sum = 0;
+    double sum = fd.at("second_order").at(e).get<double>();
     for (const auto& [name, s] : fd.at("sources").items()) sum += s.at("correction").at(e).get<double>();
     CHECK(std::abs(sum - (fd.at("error").at(e).get<double>() - fd.at("limit").at(e).get<double>())) < 1e-12);
   }

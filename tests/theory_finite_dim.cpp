@@ -15,6 +15,7 @@
 #include "numerics/seed.hpp"
 #include "theory/bayes.hpp"
 #include "theory/finite_dim.hpp"
+#include "theory/finite_dim_channel.hpp"
 #include "theory/finite_dim_spectrum.hpp"
 #include "theory/spectral_model.hpp"
 
@@ -36,7 +37,7 @@ TEST_CASE("finite_dim_switches_zero_exactly_their_sources") {
   const FiniteDimResult all = solve_finite_dim(p, o);
   REQUIRE(all.converged());
   REQUIRE(all.sources.size() == finite_dim_source_names().size());
-  double sum = 0;
+  double sum = all.second_order.odg;  // docs/finite_dim.md §21.18
   for (const auto& s : all.sources) {
     CHECK(std::isfinite(s.slope.tm));
     CHECK(s.correction.idg == doctest::Approx(s.slope.idg / 40).epsilon(1e-14));
@@ -100,7 +101,8 @@ TEST_CASE("finite_dim_ridgeless_branch_is_the_ridge_prediction_as_lambda_goes_to
   }
   CHECK(r.slope.odg == doctest::Approx(near.slope.odg).epsilon(1e-3));
   CHECK(r.slope.odg != doctest::Approx(near.slope.odg).epsilon(1e-5));  // lambda still matters
-  CHECK(r.error.tm == doctest::Approx(l.error.tm + r.slope.tm / 30).epsilon(1e-14));
+  CHECK(r.error.tm ==
+        doctest::Approx(l.error.tm + r.slope.tm / 30 + r.second_order.tm).epsilon(1e-14));
   // Closer to the interpolation peak the slopes grow (docs/finite_dim.md §21.10).
   Params peak = p;
   peak.tau = 0.9;
@@ -139,6 +141,62 @@ TEST_CASE("finite_dim_matrix_path_reproduces_the_saddle_map") {
   p.kappa = 0.5;  // task-poor: an atom of S at 0 inside span(A)
   p.lambda = 0.1;
   CHECK(detail::matrix_path_gap(p) < 1e-9);
+}
+
+TEST_CASE("finite_dim_channel_second_order_is_the_exact_law_at_second_order") {
+  // docs/finite_dim.md §21.18. The exact law of a training sample's scalars at D = 20 (L = 40):
+  // a = chi^2_D/D has mean 1, variance 2/D and third central moment 8/D^2; the scale along w
+  // with its along-task noise, e = (G + sigma sqrt(G) z)/L, has mean 1 and variance
+  // (2 + sigma^2)/L; the noise level b = (1/L) sum v_l^2 mean 1, variance 2/L, Cov(e, b) = 2/L
+  // (E[g eps v^2] = 2 sigma r^2); the sample's S-weight shift -nu b/D has mean -nu/D.
+  const Params p;  // alpha 2, sigma 0.3
+  const double D = 20, L = p.alpha * D, s2 = p.sigma * p.sigma;
+  const auto law = detail::exact_scalar_law(p, D, true, true, 8);
+  double w = 0, ma = 0, me = 0, mb = 0, va = 0, ka = 0, ve = 0, vb = 0, ceb = 0, cae = 0, sh = 0;
+  for (const auto& n : law) {
+    const double a = n.xi[detail::A_NORM], e = n.xi[detail::ETA], b = n.xi[detail::B_NOISE];
+    w += n.weight;
+    ma += n.weight * a;
+    me += n.weight * e;
+    mb += n.weight * b;
+    va += n.weight * a * a;
+    ka += n.weight * a * a * a;
+    ve += n.weight * e * e;
+    vb += n.weight * b * b;
+    ceb += n.weight * e * b;
+    cae += n.weight * a * e;
+    sh += n.weight * n.shift;
+  }
+  CHECK(w == doctest::Approx(1).epsilon(1e-12));
+  for (double m : {ma, me, mb, cae}) CHECK(std::abs(m) < 1e-12);
+  CHECK(va == doctest::Approx(2 / D).epsilon(1e-10));
+  CHECK(ka == doctest::Approx(8 / (D * D)).epsilon(1e-10));
+  CHECK(ve == doctest::Approx((2 + s2) / L).epsilon(1e-10));
+  CHECK(vb == doctest::Approx(2 / L).epsilon(1e-10));
+  CHECK(ceb == doctest::Approx(2 / L).epsilon(1e-10));
+  CHECK(sh == doctest::Approx(-p.nu() / D).epsilon(1e-10));
+  // The rest is O(1/D^2): D^2 second_order settles (D = 80, 160, 320: its differences fall by
+  // about 2, the next order's 1/D), at the paper's point and at the ridgeless point (the ridge
+  // path at lambda -> 0+); and it is in `error`.
+  Params ridgeless = p;
+  ridgeless.tau = 0.6;
+  ridgeless.lambda = 0;
+  for (const Params& q : {p, ridgeless}) {
+    double d2[3];
+    int k = 0;
+    for (int dim : {80, 160, 320}) {
+      const FiniteDimResult r = solve_finite_dim(q, {.dim = dim});
+      REQUIRE(r.converged());
+      d2[k++] = dim * dim * r.second_order.idg;
+      double sum = r.limit.error.idg + r.second_order.idg;
+      for (const auto& s : r.sources) sum += s.correction.idg;
+      CHECK(r.error.idg == doctest::Approx(sum).epsilon(1e-13));
+    }
+    INFO("D^2 second_order (IDG) at D = 80, 160, 320: " << d2[0] << " " << d2[1] << " " << d2[2]);
+    CHECK(std::abs(d2[2]) > 0.5);
+    CHECK(std::abs(d2[1] - d2[2]) < 0.6 * std::abs(d2[0] - d2[1]) + 1e-3 * std::abs(d2[2]));
+    CHECK(std::abs(d2[1] - d2[2]) < 0.02 * std::abs(d2[2]));
+  }
 }
 
 TEST_CASE("finite_dim_query_norms_match_the_reduced_closed_form") {

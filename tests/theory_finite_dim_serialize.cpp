@@ -42,7 +42,7 @@ TEST_CASE("finite_dim_to_json_round_trips_the_result") {
   const nlohmann::ordered_json ordered = to_json(r);
   for (const auto& [k, v] : ordered.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"dim", "status", "message", "residual_norm", "sized",
-                                         "error", "limit", "slope", "order",
+                                         "error", "limit", "slope", "second_order", "order",
                                          "decomposition", "sources",
                                          "omitted", "uncertainty", "validity",
                                          "finite_d_switches", "bayes_optimal"});

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -158,9 +159,11 @@ void check_rows(const PointResult& r, const VerifyOptions& o,
 void check_prediction_not_limit(const PointResult& r, double n_sem, double rel) {
   REQUIRE(r.finite_dim.available);
   int rows = 0, limit_within = 0;
+  std::set<int> dims;
   for (const auto& row : r.finite_dim.rows) {
     if (row.quantity.rfind("error.", 0) != 0) continue;
     ++rows;
+    dims.insert(row.dim);
     INFO(row.quantity << " at D = " << row.dim << ": sim " << row.mean << " +- " << row.sem
                       << ", finite-D " << row.prediction << ", limit " << row.limit);
     CHECK(std::abs(row.mean - row.prediction) <= n_sem * row.sem + rel * row.prediction);
@@ -170,7 +173,8 @@ void check_prediction_not_limit(const PointResult& r, double n_sem, double rel) 
         std::abs(row.mean - row.limit) <= n_sem * row.sem + rel * row.limit)
       ++limit_within;
   }
-  CHECK(rows == 2 * (r.point.params.has_test_shift() ? 4 : 3));  // two dims
+  CHECK(rows == static_cast<int>(dims.size()) * (r.point.params.has_test_shift() ? 4 : 3));
+  CHECK(dims.size() >= 2);
   CHECK(limit_within == 0);
 }
 
@@ -253,17 +257,17 @@ TEST_CASE("verify on the ridgeless branch reports the minimum-norm finite-D pred
 
 TEST_CASE("verify finite-D prediction on the ridgeless branch agrees with min-norm simulations where the limit does not") {
   // docs/finite_dim.md §21.10: the minimum-norm simulation at the verify grid's ridgeless point
-  // against the Letey/Lu limit plus the lambda -> 0+ limit of the ridge slopes, at D = 30 and
-  // 40 where the limit misses by 9-15%; the issue's rule, 2.5 s.e. + 0.5% of the prediction,
-  // which the limit must fail. (At D = 20 the O(1/D^2) rest of this point, about +15/D^2 or
-  // 3.5%, exceeds the rule; it is within 1.5 times the prediction's error bar, §21.12.) About
-  // 4 s.
+  // against the Letey/Lu limit plus the lambda -> 0+ limit of the ridge slopes, at D = 20, 30
+  // and 40 where the limit misses by 9-20%; the issue's rule, 2.5 s.e. + 0.5% of the
+  // prediction, which the limit must fail. At D = 20 this needs the channel's second order
+  // (§21.18): without it the prediction is about 2.8% low there (the O(1/D^2) rest of §21.12),
+  // outside the rule at these 200 seeds (s.e. about 0.7%). About 5 s.
   const auto grid = verify_grid(false);
   const GridPoint gp = grid.back();
   REQUIRE(ridgeless_point(gp.params));
   VerifyOptions o;
-  o.dims = {30, 40};
-  o.seeds = {120, 60};
+  o.dims = {20, 30, 40};
+  o.seeds = {200, 120, 60};
   o.threads = 2;
   o.points = {gp};
   check_prediction_not_limit(verify_point(gp, o), 2.5, 0.005);
@@ -442,8 +446,9 @@ TEST_CASE("verify the finite-D validity flag against simulations at D = 4-12") {
   // docs/finite_dim.md §21.9. At every D the simulation lies within 3 s.e. + the estimated
   // O(1/D^2) remainder (+ 1% for the omitted O(1/D) pieces, the tolerance of §21.7) of the
   // prediction, at large remainders too; where the flag says "not valid" at the paper's point
-  // (D = 4, 6), the first-order prediction alone misses the simulation by more than 4 s.e.
-  // (800 seeds), so the flag carries information; at D = 12 both points are valid and agree.
+  // (D = 4, 6), the first-order prediction alone (without §21.18's second order, which at D = 6
+  // brings it within 3.8 s.e.) misses the simulation by more than 4 s.e. (800 seeds), so the
+  // flag carries information; at D = 12 both points are valid and agree.
   // About 0.5 s.
   const auto grid = verify_grid(false);
   struct Case {
@@ -476,6 +481,8 @@ TEST_CASE("verify the finite-D validity flag against simulations at D = 4-12") {
                            fd.validity.relative_correction.odg};
     const double pred[3] = {fd.error.tm, fd.error.idg, fd.error.odg};
     const double limit[3] = {fd.limit.error.tm, fd.limit.error.idg, fd.limit.error.odg};
+    // The first-order prediction: without the channel's second order (docs/finite_dim.md §21.18).
+    const double second[3] = {fd.second_order.tm, fd.second_order.idg, fd.second_order.odg};
     double worst_z = 0;
     for (int e = 0; e < 3; ++e) {
       const double mean = sim.error[e].mean, sem = sim.error[e].sem;
@@ -483,7 +490,7 @@ TEST_CASE("verify the finite-D validity flag against simulations at D = 4-12") {
                     << ", eps " << eps[e] << ", remainder " << remainder[e]);
       CHECK(std::abs(mean - pred[e]) <= 3 * sem + remainder[e] + 0.01 * pred[e]);
       CHECK(remainder[e] == doctest::Approx(eps[e] * eps[e] * limit[e]));
-      worst_z = std::max(worst_z, std::abs(mean - pred[e]) / sem);
+      worst_z = std::max(worst_z, std::abs(mean - (pred[e] - second[e])) / sem);
     }
     if (c.point == 0 && !c.valid) CHECK(worst_z > 4);
   }

@@ -16,6 +16,7 @@
 #include <limits>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <Eigen/Dense>
 
@@ -238,6 +239,7 @@ void sum_sources(FiniteDimResult& r) {
     add_scaled(r.error, s.correction, 1);
     add_scaled(r.order, s.order_slope, 1 / D);
   }
+  add_scaled(r.error, r.second_order, 1);  // docs/finite_dim.md §21.18
 }
 
 std::vector<FiniteDimSource> unset_sources() {
@@ -254,6 +256,7 @@ FiniteDimResult failed(FiniteDimResult r) {
                 {nan, nan, nan}};
   r.error = {nan, nan, nan};
   r.slope = {nan, nan, nan};
+  r.second_order = {nan, nan, nan};
   r.order = {nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan};
   for (auto& s : r.sources) {
     s.slope = s.correction = {nan, nan, nan};
@@ -270,6 +273,16 @@ namespace {
 using detail::failed;
 using detail::sum_sources;
 
+// The exact Jacobian of the perturbed map's residual at the root x0: that of docs/model.md §4.2
+// with nu times the qh (chih) row added to the qbarh (chibarh) row (Response::linearize).
+bool perturbed_jacobian(const Params& q, const SpectralModel& model, const Vec& x0,
+                        Eigen::MatrixXd& J) {
+  if (!saddle_jacobian(q, model, x0, J)) return false;
+  J.row(QBARH) += q.nu() * J.row(QH);
+  J.row(CHIBARH) += q.nu() * J.row(CHIH);
+  return true;
+}
+
 // The linear response of the saddle point to one source (docs/finite_dim.md §21.2), per unit
 // h = 1/D: dx/dh = -J^{-1} dF/dh pushed through the observables, or the task-resolved theory
 // for the task laws (§21.6).
@@ -285,15 +298,12 @@ class Response {
   bool linearize(double& f0_norm) {
     const Source none;
     Vec F0;
-    if (!saddle_jacobian(q_, model_, x0_, J_) || !map_.residual(x0_, none, 0, F0)) return false;
     // The perturbed map writes the channel's qbarh = K nu / Delta and chibarh = K nu E / Delta^2
     // (docs/finite_dim.md §21.4) where the map of docs/model.md §4.2 writes nu qh and nu chih; at
     // h = 0 the two residuals differ by adding nu times the qh (chih) row to the qbarh
     // (chibarh) row, a constant row operation, so this map's Jacobian is that of §4.2 so
-    // transformed.
-    const double nu = q_.nu();
-    J_.row(QBARH) += nu * J_.row(QH);
-    J_.row(CHIBARH) += nu * J_.row(CHIH);
+    // transformed (perturbed_jacobian).
+    if (!perturbed_jacobian(q_, model_, x0_, J_) || !map_.residual(x0_, none, 0, F0)) return false;
     f0_norm = F0.norm();
     return true;
   }
@@ -396,6 +406,95 @@ class Response {
   Eigen::MatrixXd J_;
 };
 
+// The per-sample channel beyond first order (docs/finite_dim.md §21.18): the perturbed map with
+// the channel's sources only (query norms, the context's scale and noise level, the quadratic
+// forms and along-task Stein terms, the test context) is solved at finite h = 1/D, not
+// linearized; its errors minus the limit minus h times its first-order slope are the rest.
+class ChannelRest {
+ public:
+  ChannelRest(const Params& q, const SpectralModel& model, const PerturbedMap& map, const Vec& x0,
+              const FiniteDSwitches& sw)
+      : q_(q), model_(model), map_(map), x0_(x0), sw_(sw) {
+    // The law per unit h in the exact representation (§21.18): the query norm (Var a = 2/D), the
+    // scale along w with the along-task noise (Var = (2 + sigma^2)/L), the noise level (2/L) and
+    // their covariance (2/L); the S weight c1 = (1 + eta)^2 - nu b / D.
+    if (!sw.sphere_queries) src_.law.cov(detail::A_NORM, detail::A_NORM) = 2;
+    if (!sw.gaussian_context) {
+      const double a = 1 / q.alpha;
+      src_.law.cov(detail::ETA, detail::ETA) = (2 + q.sigma * q.sigma) * a;
+      src_.law.cov(detail::ETA, detail::B_NOISE) = src_.law.cov(detail::B_NOISE, detail::ETA) =
+          src_.law.cov(detail::B_NOISE, detail::B_NOISE) = 2 * a;
+      src_.law.weight_shift = -q.nu();
+    }
+    src_.test_context = true;
+  }
+
+  // The rest at dimension D into `rest`; false when a solve fails.
+  bool at(double D, Errors& rest) {
+    Eigen::MatrixXd J;
+    if (!perturbed_jacobian(q_, model_, x0_, J)) return false;
+    constexpr double h0 = 1e-3;  // the first-order slope by central differences
+    Errors ep, em, e0, ex;
+    OrderParams o;
+    double shift = 0;
+    if (!map_.observables(x0_, Source{}, 0, e0, o, shift) || !errors_at(J, h0, nullptr, ep) ||
+        !errors_at(J, -h0, nullptr, em))
+      return false;
+    // The exact law of the scalars at D (8 points per variable; 8 and 14 agree to 1e-4).
+    const std::vector<detail::ScalarNode> law =
+        detail::exact_scalar_law(q_, D, !sw_.sphere_queries, !sw_.gaussian_context, 8);
+    if (!errors_at(J, 1 / D, &law, ex)) return false;
+    const double h = 1 / D;
+    rest = {ex.tm - e0.tm - h * (ep.tm - em.tm) / (2 * h0),
+            ex.idg - e0.idg - h * (ep.idg - em.idg) / (2 * h0),
+            ex.odg - e0.odg - h * (ep.odg - em.odg) / (2 * h0)};
+    return std::isfinite(rest.tm + rest.idg + rest.odg);
+  }
+
+ private:
+  // The errors at the root of the map at h: the channel's mean over `law` (else over the
+  // covariance to first order), the matrix corrections at the current x (dressed by the law's
+  // covariance to first order), by a chord iteration with the Jacobian J of the root x0.
+  bool errors_at(const Eigen::MatrixXd& J, double h, const std::vector<detail::ScalarNode>* law,
+                 Errors& err) {
+    Source s = src_;
+    s.law.exact = law;
+    if (law) s.law.weight_shift = 0;  // the exact law carries each sample's shift
+    auto refresh = [&](const Vec& x) {
+      s.matrix = detail::sample_corrections(q_, model_, x, z_at(q_, x), src_.law.cov, h,
+                                            !sw_.gaussian_context);
+    };
+    const Vec scale = x0_.cwiseAbs().cwiseMax(1e-300);
+    Vec x = x0_, F;
+    // Chord steps until the scaled step is below 1e-12, or below 1e-9 and no longer shrinking
+    // (the map's own rounding and quadrature floor, a relative 1e-11 to 1e-10 near lambda -> 0
+    // where chi ~ 1/lambda); a last step above 1e-8 did not converge.
+    double step = 1, before = 2;
+    int it = 0;
+    for (; it < 200 && step > 1e-12 && (step > 1e-9 || step < 0.5 * before); ++it) {
+      refresh(x);
+      if (!map_.residual(x, s, h, F)) return false;
+      const LinearResponse lr = linear_response(J, F, scale);
+      if (!lr.ok) return false;
+      x += Vec(lr.dx);
+      before = step;
+      step = Vec(lr.dx).cwiseQuotient(scale).cwiseAbs().maxCoeff();
+    }
+    if (!(step <= 1e-8)) return false;
+    refresh(x);
+    OrderParams o;
+    double shift = 0;
+    return map_.observables(x, s, h, err, o, shift);
+  }
+
+  const Params& q_;
+  const SpectralModel& model_;
+  const PerturbedMap& map_;
+  const Vec& x0_;
+  FiniteDSwitches sw_;
+  Source src_;
+};
+
 // Validation, the sizes of D, the D -> infinity solve and the list of sources and omitted
 // effects: the result before any linear response.
 FiniteDimResult limit_at_sizes(const Params& p, const FiniteDimOptions& options) {
@@ -478,6 +577,22 @@ FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions&
     s.order_slope = OrderParams{};
     s.shift_slope = 0;
     ok = response.slope_of(sources[k], s);
+  }
+  // The per-sample channel beyond first order (docs/finite_dim.md §21.18; low-rank tasks: a
+  // general spectrum keeps it 0). Where its solve at finite D fails (far outside the expansion's
+  // range, e.g. D = 4) it stays 0 and is listed in `omitted`.
+  r.second_order = {0, 0, 0};
+  if (ok && model.low_rank()) {
+    bool rest = false;
+    try {
+      rest = ChannelRest(q, model, map, x0, options.switches).at(options.dim, r.second_order);
+    } catch (const NumericalError&) {
+      rest = false;  // a quadrature of the map at finite h
+    }
+    if (!rest) {
+      r.second_order = {0, 0, 0};
+      r.omitted.push_back(std::string(detail::kChannelSecondOrder));
+    }
   }
   if (ok) sum_sources(r);
   if (!ok || !std::isfinite(r.error.tm + r.error.idg + r.error.odg)) {

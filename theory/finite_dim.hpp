@@ -83,8 +83,15 @@ struct FiniteDimResult {
   numerics::Status status = numerics::Status::NotConverged;
   std::string message;
   double residual_norm = 0;  // of the limit solve
-  // limit + sum of the sources' corrections. NaN in every value when not converged.
+  // limit + sum of the sources' corrections + second_order. NaN in every value when not
+  // converged.
   Errors error;
+  // The per-sample training channel beyond O(1/D) at this D (docs/finite_dim.md §21.18): the
+  // channel's sources (test context, context scale and noise level, quadratic forms, query
+  // norms) solved at finite D with the exact law of the sample's scalars, minus their O(1/D)
+  // terms; O(1/D^2). In `error` (not in `order` or the shifted protocol); 0 for a general task
+  // spectrum, and 0 with "channel_second_order" in `omitted` where its solve at finite D fails.
+  Errors second_order;
   OrderParams order;  // q, m, qbar, mbar, m0, q0 corrected; the rest as in `limit`
   Errors slope;       // sum of the sources' slopes
   std::vector<FiniteDimSource> sources;
@@ -169,6 +176,11 @@ void add_decomposition(FiniteDimResult& r);
 // matrix path (integrals over the spectrum of S on span(A)) without corrections and those of the
 // saddle-point map (resolvent moments) at the D -> infinity root of p (low-rank tasks).
 double matrix_path_gap(const Params& p);
+
+// The name in FiniteDimResult::omitted when the channel's second order could not be computed
+// (docs/finite_dim.md §21.18).
+inline constexpr const char* kChannelSecondOrder = "channel_second_order";
+
 }  // namespace detail
 
 }  // namespace icl::theory

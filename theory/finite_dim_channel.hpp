@@ -4,6 +4,8 @@
 // finite-D theory (theory/finite_dim.cpp).
 #pragma once
 
+#include <vector>
+
 #include <Eigen/Core>
 
 #include "theory/params.hpp"
@@ -21,15 +23,35 @@ enum Scalar { A_NORM, ETA, B_NOISE };
 using ScalarVec = Eigen::Matrix<double, kScalars, 1>;
 using ScalarCov = Eigen::Matrix<double, kScalars, kScalars>;
 
+// One point of an exact law of the scalars (docs/finite_dim.md §21.18): the deviations xi, the
+// probability and the sample's own shift of the S weight (c1 = (1 + eta)^2 + shift).
+struct ScalarNode {
+  ScalarVec xi;
+  double weight = 0, shift = 0;
+};
+
 // The per-sample law, per unit h = 1/D: the covariance of xi and a deterministic shift of the
-// weight of S in Delta and E_tr.
+// weight of S in Delta and E_tr; or, when `exact` is set, the law itself (docs/finite_dim.md
+// §21.18), whose mean is then the weighted sum over its points (cov unused).
 struct ChannelLaw {
   ScalarCov cov = ScalarCov::Zero();
   double weight_shift = 0;
+  const std::vector<ScalarNode>* exact = nullptr;
 };
 
+// The exact law at dimension D of a training sample's scalars in the representation
+// s = (1 + eta) w + n, n perpendicular to w with variance nu b per direction (docs/finite_dim.md
+// §21.18, the sampler of docs/simulation.md §13.3): the query norm a = chi^2_D / D (with
+// `query`), and (with `context`) 1 + eta = (G + sigma sqrt(G) z)/L, b = (r^2 G + 2 r s sqrt(G) z +
+// s^2 (z^2 + Q))/L, G ~ chi^2_L, Q ~ chi^2_{L-1}, z ~ N(0, 1) independent, r = 1/sqrt(1 + sigma^2),
+// s = sigma r, L = alpha D, with the sample's shift -nu b / D. Tensor Gauss rules of n points per
+// variable.
+std::vector<ScalarNode> exact_scalar_law(const Params& p, double D, bool query, bool context,
+                                         int n);
+
 // The channel's mean over the scalars' law with weight shift h * law.weight_shift, to first order
-// in their covariance h * law.cov (docs/finite_dim.md §21.4): the conjugates qh, mh, chih, qbarh,
+// in their covariance h * law.cov (docs/finite_dim.md §21.4), or over law.exact (§21.18): the
+// conjugates qh, mh, chih, qbarh,
 // chibarh (out[i] is x[QH + i]) at the order parameters of x.
 void channel_mean(const Params& p, const SaddleVec& x, const ChannelLaw& law, double h,
                   double out[5]);

@@ -31,11 +31,12 @@ constexpr double kAgreement = 1e-4;
 // Slopes per source in slopes_of: TM, IDG, ODG, the shifted error and the order parameters'.
 constexpr std::size_t kPerSource = 4 + std::size(detail::kSourceOrderFields);
 
-// The slopes a finite-D result carries, flattened: per source TM, IDG, ODG, the shifted error's
-// (NaN without a shifted protocol), then the slopes of the order parameters it moves
-// (detail::kSourceOrderFields).
+// The slopes a finite-D result carries, flattened: first the channel's rest beyond O(1/D)
+// (docs/finite_dim.md §21.18, TM, IDG, ODG), whose lambda -> 0+ limit is taken alike; then per
+// source TM, IDG, ODG, the shifted error's (NaN without a shifted protocol) and the slopes of
+// the order parameters it moves (detail::kSourceOrderFields).
 std::vector<double> slopes_of(const FiniteDimResult& r) {
-  std::vector<double> v;
+  std::vector<double> v = {r.second_order.tm, r.second_order.idg, r.second_order.odg};
   for (const FiniteDimSource& s : r.sources) {
     v.insert(v.end(), {s.slope.tm, s.slope.idg, s.slope.odg, s.shift_slope});
     for (double OrderParams::*f : detail::kSourceOrderFields) v.push_back(s.order_slope.*f);
@@ -65,8 +66,9 @@ double disagreement(const std::vector<double>& x, const std::vector<double>& y) 
 
 // The extrapolated slopes written into r's sources, their sums and the corrected values.
 void write_slopes(FiniteDimResult& r, const std::vector<double>& v) {
+  r.second_order = {v[0], v[1], v[2]};
   for (std::size_t k = 0; k < r.sources.size(); ++k) {
-    const double* s = v.data() + kPerSource * k;
+    const double* s = v.data() + 3 + kPerSource * k;
     FiniteDimSource& src = r.sources[k];
     src.slope = {s[0], s[1], s[2]};
     src.shift_slope = s[3];
@@ -109,7 +111,7 @@ FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptio
   // first- and second-order Richardson tables give s0 (§21.10).
   std::vector<double> first_prev, second_prev, slopes_prev;
   double agreement = NAN, ridge = kFirstRidge;
-  bool settled = false;
+  bool settled = false, rest_missing = false;
   std::string failure;
   for (int k = 0; k <= kMaxHalvings && !settled; ++k, ridge /= 2) {
     Params at_ridge = r.sized;
@@ -125,7 +127,13 @@ FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptio
       r.omitted = ridge_result.omitted;
     }
     r.residual_norm = std::max(r.residual_norm, ridge_result.residual_norm);
-    const std::vector<double> slopes = slopes_of(ridge_result);
+    // The channel's second order (docs/finite_dim.md §21.18) only when every ridge has it.
+    for (const auto& name : ridge_result.omitted)
+      if (name == detail::kChannelSecondOrder) rest_missing = true;
+    std::vector<double> slopes = slopes_of(ridge_result);
+    if (rest_missing)  // extrapolate no partial second order: 0 at every ridge
+      for (std::vector<double>* v : {&slopes, &slopes_prev, &first_prev, &second_prev})
+        for (std::size_t i = 0; i < std::min<std::size_t>(3, v->size()); ++i) (*v)[i] = 0;
     if (k >= 1) {
       const std::vector<double> first = combine(2, slopes, -1, slopes_prev);
       if (k >= 2) {
@@ -153,6 +161,12 @@ FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptio
                              2 * ridge, agreement)
                     : "the lambda -> 0+ limit of the ridge slopes: " + failure;
     return failed(r);
+  }
+  if (rest_missing) {
+    r.second_order = {0, 0, 0};
+    if (std::find(r.omitted.begin(), r.omitted.end(), detail::kChannelSecondOrder) == r.omitted.end())
+      r.omitted.push_back(detail::kChannelSecondOrder);
+    detail::sum_sources(r);
   }
   r.status = numerics::Status::Converged;
   r.message = format("ridgeless branch: the Letey/Lu limit at the sizes of D plus the lambda -> "

@@ -44,6 +44,9 @@ void add_test_shift(FiniteDimResult& r) {
   if (r.converged()) {
     s.error = r.limit.test_shift->error;
     for (const FiniteDimSource& src : r.sources) s.error += src.shift_slope / r.options.dim;
+    // The channel's second order (§21.18) where the shift is a IDG + b ODG.
+    if (const auto w = shift_as_idg_odg(r.sized))
+      s.error += w->first * r.second_order.idg + w->second * r.second_order.odg;
   }
   r.test_shift = s;
 }

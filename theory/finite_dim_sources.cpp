@@ -3,6 +3,8 @@
 #include "theory/finite_dim_terms.hpp"
 
 #include <functional>
+#include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -197,6 +199,138 @@ class SourceTerms {
 };
 
 }  // namespace
+
+
+namespace {
+
+// The traces (1/D) tr f(S) at the root that the per-sample corrections need (docs/finite_dim.md
+// §21.4): S G^2, G^2, S Gbar G, S P G, P G.
+struct SampleTraces {
+  double SG2, G2, SGbG, SPG, PG;
+};
+
+// The matrix corrections, per unit h, of context_quadratic_forms and of the along-task Stein
+// terms (with `along_task`) for one training sample of scalars xi = (a - 1, eta, b - 1) in the
+// exact representation s = (1 + eta) w + n, n perpendicular to w with variance nu b per direction
+// (docs/finite_dim.md §21.18): §21.4's formulas with the sample's own weights, the noise nu b
+// and the deficit along w nu b (not 1/alpha): D Var(Delta) = a^2 V, D Cov(E, Delta) = a^2 C,
+//   V = 4 e^2 nu b tr(S G^2)/D + 2 nu^2 b^2 tr(G^2)/D - 4 d e^2 chi^2,
+//   C = -4 e nu b tr(S Gbar G)/D + 4 e^2 nu b tr(S P G)/D + 2 nu^2 b^2 tr(P G)/D + 4 d e (m - e q) chi,
+//   dH = K [(e^2 s + nu b) a^3 V/Delta^3 - (2 a^2/Delta^2)(2 e^2 nu b s + nu^2 b^2) G
+//          + 4 d a^2 e^2 chi s/Delta^2],
+//   dL = K [e s a^3 V/Delta^3 - 2 a^2 e nu b s G/Delta^2 + 2 d a^2 e chi s/Delta^2],
+//   dM = K [(e^2 s + nu b) a^3 (-2 C/Delta^3 + 3 E V/Delta^4) + a^2 (4 e nu b s (e P - Gbar)/Delta^2
+//          - 8 e^2 nu b E s G/Delta^3 + nu^2 b^2 (2 P/Delta^2 - 4 E G/Delta^3))
+//          + d a^2 s (4 e (m - e q)/Delta^2 + 8 e^2 E chi/Delta^3)],
+// e = 1 + eta, d = nu b with the along-task terms (else 0), Delta = 1 + a (e^2 chi + nu b chibar),
+// E = sigma^2 + a (1 - 2 e m + e^2 q + nu b qbar), at the eigenvalue s of S. At xi = 0 these
+// are the first-order terms of §21.4 with the deficit nu in place of 1/alpha (the same slope: the
+// along-task noise's variance sigma^2/alpha then sits in the scale, §21.18).
+class SampleCorrection {
+ public:
+  SampleCorrection(const Params& q, const SaddleVec& x, double z, const SampleTraces& t,
+                   bool along_task)
+      : q_(q), x_(x), z_(z), t_(t), along_(along_task) {}
+
+  // (dH, dL, dM) at s.
+  void at(double s, const ScalarVec& xi, double out[3]) const {
+    const double nu = q_.nu(), K = q_.tau / q_.kappa, k = q_.kappa;
+    const double chi = x_[CHI], m = x_[M], qq = x_[Q];
+    const double a = 1 + xi[A_NORM], e = 1 + xi[ETA], b = 1 + xi[B_NOISE];
+    const double d = along_ ? nu * b : 0, nb = nu * b, e2 = e * e;
+    const double Dl = 1 + a * (e2 * chi + nb * x_[CHIBAR]);
+    const double E = q_.sigma * q_.sigma + a * (1 - 2 * e * m + e2 * qq + nb * x_[QBAR]);
+    const double V = 4 * e2 * nb * t_.SG2 + 2 * nb * nb * t_.G2 - 4 * d * e2 * chi * chi;
+    const double C = -4 * e * nb * t_.SGbG + 4 * e2 * nb * t_.SPG + 2 * nb * nb * t_.PG +
+                     4 * d * e * (m - e * qq) * chi;
+    const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl, a2 = a * a, a3 = a2 * a;
+    const double qh = x_[QH], G = 1 / (k * qh * (s - z_)), Gb = x_[MH] / qh * s / (s - z_);
+    const double P = (x_[MH] * x_[MH] * s * s + (x_[CHIH] * s + x_[CHIBARH]) / k) /
+                     (qh * qh * (s - z_) * (s - z_));
+    const double w = e2 * s + nb;
+    out[0] = K * (w * a3 * V / D3 - (2 * a2 / D2) * (2 * e2 * nb * s + nb * nb) * G +
+                  4 * d * a2 * e2 * chi * s / D2);
+    out[1] = K * (e * s * a3 * V / D3 - 2 * a2 * e * nb * s * G / D2 + 2 * d * a2 * e * chi * s / D2);
+    out[2] = K * (w * a3 * (-2 * C / D3 + 3 * E * V / D4) +
+                  a2 * (4 * e * nb * s * (e * P - Gb) / D2 - 8 * e2 * nb * E * s * G / D3 +
+                        nb * nb * (2 * P / D2 - 4 * E * G / D3)) +
+                  d * a2 * s * (4 * e * (m - e * qq) / D2 + 8 * e2 * E * chi / D3));
+  }
+
+  // The mean over the scalars' law h * cov to first order (docs/finite_dim.md §21.18), the
+  // second derivatives by central differences (step 1e-3; the corrections are rational in xi):
+  // (dH, dL, dM) at s into r.
+  void mean(double s, const ScalarCov& cov, double h, double r[3]) const {
+    at(s, ScalarVec::Zero(), r);
+    if (h == 0) return;
+    constexpr double st = 1e-3;
+    for (int i = 0; i < kScalars; ++i)
+      for (int j = 0; j < kScalars; ++j) {
+        if (cov(i, j) == 0) continue;
+        double f[4][3];
+        const int si[4] = {1, 1, -1, -1}, sj[4] = {1, -1, 1, -1};
+        for (int t = 0; t < 4; ++t) {
+          ScalarVec xi = ScalarVec::Zero();
+          xi[i] += si[t] * st;
+          xi[j] += sj[t] * st;
+          at(s, xi, f[t]);
+        }
+        for (int k = 0; k < 3; ++k)
+          r[k] += 0.5 * h * cov(i, j) * (f[0][k] - f[1][k] - f[2][k] + f[3][k]) / (4 * st * st);
+      }
+  }
+
+ private:
+  Params q_;
+  SaddleVec x_;
+  double z_;
+  SampleTraces t_;
+  bool along_;
+};
+
+}  // namespace
+
+MatrixCorrection sample_corrections(const Params& q, const SpectralModel& model, const SaddleVec& x,
+                                    double z, const ScalarCov& cov, double h, bool along_task) {
+  const double rho = q.rho, kq = q.kappa * x[QH], ratio = x[MH] / x[QH];
+  const double cA = ratio * ratio, cB = x[CHIH] / (q.kappa * x[QH] * x[QH]),
+               cC = x[CHIBARH] / (q.kappa * x[QH] * x[QH]);
+  auto G = [=](double s) { return 1 / (kq * (s - z)); };
+  auto Gb = [=](double s) { return ratio * s / (s - z); };
+  auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z) * (s - z)); };
+  auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S), low-rank tasks
+    return rho * numerics::integrate(model.spectrum_on_task_subspace(), f).value +
+           (1 - rho) * f(0.0);
+  };
+  const SampleTraces t{tr([&](double s) { return s * G(s) * G(s); }),
+                       tr([&](double s) { return G(s) * G(s); }),
+                       tr([&](double s) { return s * Gb(s) * G(s); }),
+                       tr([&](double s) { return s * P(s) * G(s); }),
+                       tr([&](double s) { return P(s) * G(s); })};
+  // The three corrections at one s come together; the integrands ask for them at the same s in
+  // turn, so the last s is kept (one evaluation per s instead of five).
+  struct Last {
+    double s = std::numeric_limits<double>::quiet_NaN(), v[3] = {0, 0, 0};
+  };
+  auto last = std::make_shared<Last>();
+  const SampleCorrection one(q, x, z, t, along_task);
+  auto get = [one, cov, h, last](double s, int k) {
+    if (!(s == last->s)) {
+      one.mean(s, cov, h, last->v);
+      last->s = s;
+    }
+    return last->v[k];
+  };
+  MatrixCorrection c;
+  c.active = true;
+  c.H.on_A = [get](double s) { return get(s, 0); };
+  c.L.on_A = [get](double s) { return get(s, 1); };
+  c.M.on_A = [get](double s) { return get(s, 2); };
+  c.H.off_A = get(0, 0);  // S = 0 off span(A)
+  c.L.off_A = get(0, 1);
+  c.M.off_A = get(0, 2);
+  return c;
+}
 
 std::vector<Source> source_terms(const Params& q, const SpectralModel& model, const SaddleVec& x0,
                                  double z0, const FiniteDSwitches& sw) {

@@ -55,4 +55,11 @@ struct Source {
 std::vector<Source> source_terms(const Params& q, const SpectralModel& model, const SaddleVec& x0,
                                  double z0, const FiniteDSwitches& sw);
 
+// The matrix corrections of context_quadratic_forms and (with along_task) of the context's
+// along-task Stein terms for training samples whose scalars have the law h * cov, to first order
+// in it, at the order parameters x (z its spectral argument), per unit h (docs/finite_dim.md
+// §21.18; low-rank tasks).
+MatrixCorrection sample_corrections(const Params& q, const SpectralModel& model, const SaddleVec& x,
+                                    double z, const ScalarCov& cov, double h, bool along_task);
+
 }  // namespace icl::theory::detail

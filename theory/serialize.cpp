@@ -345,6 +345,8 @@ nlohmann::ordered_json to_json(const FiniteDimResult& r) {
           {"error", error_json(shown(r, r.error))},
           {"limit", error_json(shown(r, r.limit.error))},
           {"slope", error_json(shown(r, r.slope))},
+          // The channel's rest beyond O(1/D), in `error` (docs/finite_dim.md §21.18).
+          {"second_order", error_json(shown(r, r.second_order))},
           {"order",
            {{"q", val(o.q)}, {"m", val(o.m)}, {"qbar", val(o.qbar)}, {"mbar", val(o.mbar)},
             {"m0", val(o.m0)}, {"q0", val(o.q0)}}},

@@ -277,7 +277,10 @@ class FiniteDimResult:
     dim, status, message, residual_norm, converged
     sized        the parameters at the integer sizes of D (a dict, as Params.to_dict())
     error        {"tm", "idg", "odg"}: the D -> infinity limit at `sized` plus every correction
+                 and second_order
     limit        {"tm", "idg", "odg"}: that limit; slope: d error / d(1/D), summed over sources
+    second_order {"tm", "idg", "odg"}: the per-sample channel beyond O(1/D) at this D, in `error`
+                 (docs/finite_dim.md §21.18; 0 for a general task spectrum)
     order        {"q", "m", "qbar", "mbar", "m0", "q0"}, corrected
     sources      {name: {"slope": {tm, idg, odg[, shift]}, "correction": {...}}} (shift with a
                  shifted protocol, docs/finite_dim.md §21.11), in order
@@ -318,6 +321,7 @@ class FiniteDimResult:
     error = property(lambda self: self._json["error"])
     limit = property(lambda self: self._json["limit"])
     slope = property(lambda self: self._json["slope"])
+    second_order = property(lambda self: self._json["second_order"])
     order = property(lambda self: self._json["order"])
     sources = property(lambda self: self._json["sources"])
     omitted = property(lambda self: self._json["omitted"])

@@ -20,12 +20,13 @@ class SolveFiniteDimTest(unittest.TestCase):
         self.assertTrue(fd.converged)
         self.assertEqual(fd.status, "converged")
         self.assertEqual(fd.dim, 40)
-        for name in ("error", "limit", "slope", "sources", "omitted", "order", "sized",
+        for name in ("error", "limit", "slope", "second_order", "sources", "omitted", "order", "sized",
                      "message", "residual_norm", "uncertainty", "decomposition"):
             self.assertEqual(getattr(fd, name), d[name])
         self.assertEqual(fd.switches, d["finite_d_switches"])
         self.assertEqual(list(d), ["dim", "status", "message", "residual_norm", "sized", "error",
-                                   "limit", "slope", "order", "decomposition", "sources", "omitted",
+                                   "limit", "slope", "second_order", "order", "decomposition",
+                                   "sources", "omitted",
                                    "uncertainty", "validity", "finite_d_switches",
                                    "bayes_optimal"])
         self.assertEqual(fd.bayes_optimal, d["bayes_optimal"])  # docs/finite_dim.md §21.16
@@ -43,11 +44,12 @@ class SolveFiniteDimTest(unittest.TestCase):
             self.assertTrue(math.isnan(fd.decomposition[e]["struct"]))
 
     def test_sources_sum_to_error_minus_limit(self):
-        # Each correction is slope / D, and error = limit + the sum of the corrections, to
-        # rounding (seven O(0.01) terms: 1e-12 leaves a wide margin over double precision).
+        # Each correction is slope / D, and error = limit + the sum of the corrections + the
+        # channel's second order (docs/finite_dim.md §21.18), to rounding (nine small terms: 1e-12
+        # leaves a wide margin over double precision).
         fd = self.fd
         for e in ERRORS:
-            total = sum(s["correction"][e] for s in fd.sources.values())
+            total = sum(s["correction"][e] for s in fd.sources.values()) + fd.second_order[e]
             self.assertLess(abs(total - (fd.error[e] - fd.limit[e])), 1e-12)
             for s in fd.sources.values():
                 self.assertAlmostEqual(s["correction"][e], s["slope"][e] / 40, delta=1e-15)
