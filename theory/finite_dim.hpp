@@ -161,6 +161,10 @@ FiniteDimResult solve_finite_dim_ridgeless(const Params& p, const FiniteDimOptio
 // Each source's correction (slope / D) and r's slope, error and order: the limit plus the
 // sources' sums, from the sources' slope and order_slope.
 void sum_sources(FiniteDimResult& r);
+// The first-order slope of the per-sample channel (docs/finite_dim.md §21.18): the sum of the
+// slopes of the sources that act through it (test_context, context_mean, context_scalars,
+// context_quadratic_forms, query_norms; not the task sources).
+Errors channel_slope(const std::vector<FiniteDimSource>& sources);
 // r with NaN values and a not-valid verdict carrying r.message.
 FiniteDimResult failed(FiniteDimResult r);
 // Every source by name with no slope yet (finite_dim_source_names() order), and the effects not

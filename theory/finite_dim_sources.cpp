@@ -2,6 +2,7 @@
 // theory/finite_dim_terms.hpp).
 #include "theory/finite_dim_terms.hpp"
 
+#include <array>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -226,66 +227,101 @@ struct SampleTraces {
 // E = sigma^2 + a (1 - 2 e m + e^2 q + nu b qbar), at the eigenvalue s of S. At xi = 0 these
 // are the first-order terms of §21.4 with the deficit nu in place of 1/alpha (the same slope: the
 // along-task noise's variance sigma^2/alpha then sits in the scale, §21.18).
+// The corrections are linear in seven functions of s with coefficients that depend on the
+// scalars only: 1, s, G, s G, P, s P, s Gbar (G = 1/(kappa qh (s - z)), Gbar = (mh/qh) s/(s - z),
+// P = (mh^2 s^2 + (chih s + chibarh)/kappa)/(qh^2 (s - z)^2)). So the mean over the scalars'
+// law is taken once, on the coefficients, and every eigenvalue s of the integrals costs a
+// combination of the seven (the mean of a function linear in the coefficients is the function of
+// their mean).
+enum Basis { kOne, kS, kG, kSG, kP, kSP, kSGbar, kBasis };
+using Coefficients = std::array<std::array<double, kBasis>, 3>;  // dH, dL, dM
+
 class SampleCorrection {
  public:
   SampleCorrection(const Params& q, const SaddleVec& x, double z, const SampleTraces& t,
-                   bool along_task)
-      : q_(q), x_(x), z_(z), t_(t), along_(along_task) {}
+                   bool along_task, const ScalarCov& cov, double h)
+      : x_(x), z_(z), kq_(q.kappa * x[QH]), ratio_(x[MH] / x[QH]),
+        cA_(ratio_ * ratio_), cB_(x[CHIH] / (q.kappa * x[QH] * x[QH])),
+        cC_(x[CHIBARH] / (q.kappa * x[QH] * x[QH])) {
+    mean(q, t, along_task, cov, h);
+  }
 
-  // (dH, dL, dM) at s.
-  void at(double s, const ScalarVec& xi, double out[3]) const {
-    const double nu = q_.nu(), K = q_.tau / q_.kappa, k = q_.kappa;
+  // (dH, dL, dM) at the eigenvalue s.
+  void at(double s, double out[3]) const {
+    const double G = 1 / (kq_ * (s - z_)), Gb = ratio_ * s / (s - z_);
+    const double P = (cA_ * s * s + cB_ * s + cC_) / ((s - z_) * (s - z_));
+    const double basis[kBasis] = {1, s, G, s * G, P, s * P, s * Gb};
+    for (int k = 0; k < 3; ++k) {
+      double v = 0;
+      for (int i = 0; i < kBasis; ++i) v += c_[k][i] * basis[i];
+      out[k] = v;
+    }
+  }
+
+ private:
+  // The coefficients for one sample of scalars xi = (a - 1, eta, b - 1).
+  Coefficients of(const Params& q, const SampleTraces& t, bool along, const ScalarVec& xi) const {
+    const double nu = q.nu(), K = q.tau / q.kappa;
     const double chi = x_[CHI], m = x_[M], qq = x_[Q];
     const double a = 1 + xi[A_NORM], e = 1 + xi[ETA], b = 1 + xi[B_NOISE];
-    const double d = along_ ? nu * b : 0, nb = nu * b, e2 = e * e;
+    const double d = along ? nu * b : 0, nb = nu * b, e2 = e * e;
     const double Dl = 1 + a * (e2 * chi + nb * x_[CHIBAR]);
-    const double E = q_.sigma * q_.sigma + a * (1 - 2 * e * m + e2 * qq + nb * x_[QBAR]);
-    const double V = 4 * e2 * nb * t_.SG2 + 2 * nb * nb * t_.G2 - 4 * d * e2 * chi * chi;
-    const double C = -4 * e * nb * t_.SGbG + 4 * e2 * nb * t_.SPG + 2 * nb * nb * t_.PG +
+    const double E = q.sigma * q.sigma + a * (1 - 2 * e * m + e2 * qq + nb * x_[QBAR]);
+    const double V = 4 * e2 * nb * t.SG2 + 2 * nb * nb * t.G2 - 4 * d * e2 * chi * chi;
+    const double C = -4 * e * nb * t.SGbG + 4 * e2 * nb * t.SPG + 2 * nb * nb * t.PG +
                      4 * d * e * (m - e * qq) * chi;
     const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl, a2 = a * a, a3 = a2 * a;
-    const double qh = x_[QH], G = 1 / (k * qh * (s - z_)), Gb = x_[MH] / qh * s / (s - z_);
-    const double P = (x_[MH] * x_[MH] * s * s + (x_[CHIH] * s + x_[CHIBARH]) / k) /
-                     (qh * qh * (s - z_) * (s - z_));
-    const double w = e2 * s + nb;
-    out[0] = K * (w * a3 * V / D3 - (2 * a2 / D2) * (2 * e2 * nb * s + nb * nb) * G +
-                  4 * d * a2 * e2 * chi * s / D2);
-    out[1] = K * (e * s * a3 * V / D3 - 2 * a2 * e * nb * s * G / D2 + 2 * d * a2 * e * chi * s / D2);
-    out[2] = K * (w * a3 * (-2 * C / D3 + 3 * E * V / D4) +
-                  a2 * (4 * e * nb * s * (e * P - Gb) / D2 - 8 * e2 * nb * E * s * G / D3 +
-                        nb * nb * (2 * P / D2 - 4 * E * G / D3)) +
-                  d * a2 * s * (4 * e * (m - e * qq) / D2 + 8 * e2 * E * chi / D3));
+    const double W = a3 * (-2 * C / D3 + 3 * E * V / D4);
+    Coefficients c{};
+    // dH = K [(e^2 s + nu b) a^3 V/Delta^3 - (2 a^2/Delta^2)(2 e^2 nu b s + nu^2 b^2) G
+    //         + 4 d a^2 e^2 chi s/Delta^2]
+    c[0][kOne] = K * nb * a3 * V / D3;
+    c[0][kS] = K * (e2 * a3 * V / D3 + 4 * d * a2 * e2 * chi / D2);
+    c[0][kSG] = -K * 4 * a2 * e2 * nb / D2;
+    c[0][kG] = -K * 2 * a2 * nb * nb / D2;
+    // dL = K [e s a^3 V/Delta^3 - 2 a^2 e nu b s G/Delta^2 + 2 d a^2 e chi s/Delta^2]
+    c[1][kS] = K * (e * a3 * V / D3 + 2 * d * a2 * e * chi / D2);
+    c[1][kSG] = -K * 2 * a2 * e * nb / D2;
+    // dM = K [(e^2 s + nu b) W + a^2 (4 e nu b s (e P - Gbar)/Delta^2 - 8 e^2 nu b E s G/Delta^3
+    //         + nu^2 b^2 (2 P/Delta^2 - 4 E G/Delta^3)) + d a^2 s (4 e (m - e q)/Delta^2
+    //         + 8 e^2 E chi/Delta^3)]
+    c[2][kOne] = K * nb * W;
+    c[2][kS] = K * (e2 * W + d * a2 * (4 * e * (m - e * qq) / D2 + 8 * e2 * E * chi / D3));
+    c[2][kSP] = K * a2 * 4 * e2 * nb / D2;
+    c[2][kSGbar] = -K * a2 * 4 * e * nb / D2;
+    c[2][kSG] = -K * a2 * 8 * e2 * nb * E / D3;
+    c[2][kP] = K * a2 * nb * nb * 2 / D2;
+    c[2][kG] = -K * a2 * nb * nb * 4 * E / D3;
+    return c;
   }
 
   // The mean over the scalars' law h * cov to first order (docs/finite_dim.md §21.18), the
-  // second derivatives by central differences (step 1e-3; the corrections are rational in xi):
-  // (dH, dL, dM) at s into r.
-  void mean(double s, const ScalarCov& cov, double h, double r[3]) const {
-    at(s, ScalarVec::Zero(), r);
+  // second derivatives by central differences (step 1e-3; the coefficients are rational in xi).
+  void mean(const Params& q, const SampleTraces& t, bool along, const ScalarCov& cov, double h) {
+    c_ = of(q, t, along, ScalarVec::Zero());
     if (h == 0) return;
     constexpr double st = 1e-3;
     for (int i = 0; i < kScalars; ++i)
       for (int j = 0; j < kScalars; ++j) {
         if (cov(i, j) == 0) continue;
-        double f[4][3];
+        Coefficients f[4];
         const int si[4] = {1, 1, -1, -1}, sj[4] = {1, -1, 1, -1};
-        for (int t = 0; t < 4; ++t) {
+        for (int u = 0; u < 4; ++u) {
           ScalarVec xi = ScalarVec::Zero();
-          xi[i] += si[t] * st;
-          xi[j] += sj[t] * st;
-          at(s, xi, f[t]);
+          xi[i] += si[u] * st;
+          xi[j] += sj[u] * st;
+          f[u] = of(q, t, along, xi);
         }
         for (int k = 0; k < 3; ++k)
-          r[k] += 0.5 * h * cov(i, j) * (f[0][k] - f[1][k] - f[2][k] + f[3][k]) / (4 * st * st);
+          for (int b = 0; b < kBasis; ++b)
+            c_[k][b] += 0.5 * h * cov(i, j) *
+                        (f[0][k][b] - f[1][k][b] - f[2][k][b] + f[3][k][b]) / (4 * st * st);
       }
   }
 
- private:
-  Params q_;
   SaddleVec x_;
-  double z_;
-  SampleTraces t_;
-  bool along_;
+  double z_, kq_, ratio_, cA_, cB_, cC_;
+  Coefficients c_{};
 };
 
 }  // namespace
@@ -308,15 +344,15 @@ MatrixCorrection sample_corrections(const Params& q, const SpectralModel& model,
                        tr([&](double s) { return s * P(s) * G(s); }),
                        tr([&](double s) { return P(s) * G(s); })};
   // The three corrections at one s come together; the integrands ask for them at the same s in
-  // turn, so the last s is kept (one evaluation per s instead of five).
+  // turn, so the last s is kept (one evaluation per s instead of three).
   struct Last {
     double s = std::numeric_limits<double>::quiet_NaN(), v[3] = {0, 0, 0};
   };
   auto last = std::make_shared<Last>();
-  const SampleCorrection one(q, x, z, t, along_task);
-  auto get = [one, cov, h, last](double s, int k) {
+  const auto one = std::make_shared<const SampleCorrection>(q, x, z, t, along_task, cov, h);
+  auto get = [one, last](double s, int k) {
     if (!(s == last->s)) {
-      one.mean(s, cov, h, last->v);
+      one->at(s, last->v);
       last->s = s;
     }
     return last->v[k];
