@@ -432,6 +432,18 @@ std::string to_text(const FiniteDimResult& r) {
     }
     os << "\n";
   }
+  // The channel's second order (§21.18), part of `error`: the rows then add up to the correction.
+  std::snprintf(buf, sizeof buf, "  %-24s %+10.6f %+10.6f %+10.6f", "second_order",
+                r.second_order.tm, r.second_order.idg, r.second_order.odg);
+  os << buf;
+  if (r.test_shift) {
+    const double shift = r.test_shift->error - r.limit.test_shift->error;
+    double first = 0;
+    for (const auto& src : r.sources) first += src.shift_slope / r.options.dim;
+    std::snprintf(buf, sizeof buf, " %+11.6f", shift - first);
+    os << buf;
+  }
+  os << "\n";
   std::snprintf(buf, sizeof buf,
                 "Bayes-optimal at D (§21.16): IDG %.6f  ODG %.6f  (limit %.6f  %.6f)\n",
                 r.bayes_optimal.idg, r.bayes_optimal.odg, r.limit.bayes_optimal.idg,
