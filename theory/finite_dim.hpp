@@ -89,8 +89,9 @@ struct FiniteDimResult {
   // The per-sample training channel beyond O(1/D) at this D (docs/finite_dim.md §21.18): the
   // channel's sources (test context, context scale and noise level, quadratic forms, query
   // norms) solved at finite D with the exact law of the sample's scalars, minus their O(1/D)
-  // terms; O(1/D^2). In `error` (not in `order` or the shifted protocol); 0 for a general task
-  // spectrum, and 0 with "channel_second_order" in `omitted` where its solve at finite D fails.
+  // terms; O(1/D^2). In `error` and in the shifted protocol's where that is a IDG + b ODG (not
+  // in `order`, nor in a shift at other test levels); 0 for a general task spectrum, and 0 with
+  // "channel_second_order" in `omitted` where its solve at finite D fails.
   Errors second_order;
   OrderParams order;  // q, m, qbar, mbar, m0, q0 corrected; the rest as in `limit`
   Errors slope;       // sum of the sources' slopes
