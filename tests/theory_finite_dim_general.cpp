@@ -19,16 +19,11 @@
 #include "theory/finite_dim_spectrum.hpp"
 #include "theory/spectral_model.hpp"
 
+#include "finite_dim_test_util.hpp"
+
 using namespace icl::theory;
 
-namespace {
-const FiniteDimSource& source(const FiniteDimResult& r, const std::string& name) {
-  for (const auto& s : r.sources)
-    if (s.name == name) return s;
-  FAIL("no source " << name);
-  return r.sources.front();
-}
-}  // namespace
+using icl_test::source;
 
 // --- General task spectra (docs/finite_dim.md §21.13, §21.14) ------------------------------
 

@@ -36,9 +36,8 @@ void channel(const Params& p, const SaddleVec& x, const ScalarVec& xi, double sh
 
 }  // namespace
 
-// E over the scalars to first order in their covariance h * cov: f(0) + (h/2) sum_ij cov_ij
-// d_i d_j f(0), the second derivatives by central differences (f is a smooth rational
-// function of xi near 0; step 1e-4 leaves an error of order 1e-8 relative).
+// The mean over law.exact's points, or to first order in the covariance (step 1e-4 leaves an
+// error of order 1e-8 relative).
 void channel_mean(const Params& p, const SaddleVec& x, const ChannelLaw& law, double h,
                   double out[5]) {
   const double shift = h * law.weight_shift;
@@ -51,23 +50,8 @@ void channel_mean(const Params& p, const SaddleVec& x, const ChannelLaw& law, do
     }
     return;
   }
-  channel(p, x, ScalarVec::Zero(), shift, out);
-  if (h == 0 || law.cov.isZero()) return;
-  constexpr double d = 1e-4;
-  for (int i = 0; i < kScalars; ++i)
-    for (int j = 0; j < kScalars; ++j) {
-      if (law.cov(i, j) == 0) continue;
-      double f[4][5];
-      const int si[4] = {1, 1, -1, -1}, sj[4] = {1, -1, 1, -1};
-      for (int k = 0; k < 4; ++k) {
-        ScalarVec xi = ScalarVec::Zero();
-        xi[i] += si[k] * d;
-        xi[j] += sj[k] * d;
-        channel(p, x, xi, shift, f[k]);
-      }
-      for (int k = 0; k < 5; ++k)
-        out[k] += 0.5 * h * law.cov(i, j) * (f[0][k] - f[1][k] - f[2][k] + f[3][k]) / (4 * d * d);
-    }
+  mean_to_first_order<5>(law.cov, h, 1e-4,
+                         [&](const ScalarVec& xi, double* v) { channel(p, x, xi, shift, v); }, out);
 }
 
 namespace {

@@ -49,6 +49,29 @@ struct ChannelLaw {
 std::vector<ScalarNode> exact_scalar_law(const Params& p, double D, bool query, bool context,
                                          int n);
 
+// The mean of f over the scalars' law to first order in its covariance h * cov (docs/finite_dim.md
+// §21.4): f(0) + (h/2) sum_ij cov_ij d_i d_j f(0), the second derivatives by central differences
+// of the given step (f is a smooth rational function of xi near 0). f(xi, v) writes N values.
+template <int N, class F>
+void mean_to_first_order(const ScalarCov& cov, double h, double step, const F& f, double out[N]) {
+  f(ScalarVec::Zero(), out);
+  if (h == 0) return;
+  for (int i = 0; i < kScalars; ++i)
+    for (int j = 0; j < kScalars; ++j) {
+      if (cov(i, j) == 0) continue;
+      double v[4][N];
+      const int si[4] = {1, 1, -1, -1}, sj[4] = {1, -1, 1, -1};
+      for (int u = 0; u < 4; ++u) {
+        ScalarVec xi = ScalarVec::Zero();
+        xi[i] += si[u] * step;
+        xi[j] += sj[u] * step;
+        f(xi, v[u]);
+      }
+      for (int k = 0; k < N; ++k)
+        out[k] += 0.5 * h * cov(i, j) * (v[0][k] - v[1][k] - v[2][k] + v[3][k]) / (4 * step * step);
+    }
+}
+
 // The channel's mean over the scalars' law with weight shift h * law.weight_shift, to first order
 // in their covariance h * law.cov (docs/finite_dim.md §21.4), or over law.exact (§21.18): the
 // conjugates qh, mh, chih, qbarh,

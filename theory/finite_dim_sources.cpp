@@ -2,6 +2,7 @@
 // theory/finite_dim_terms.hpp).
 #include "theory/finite_dim_terms.hpp"
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <limits>
@@ -22,6 +23,45 @@ namespace {
 using namespace saddle_map;  // the unknowns' indices Q, M, ..., CHIBARH
 using numerics::MomentMethod;
 using Vec = SaddleVec;
+
+// Commuting functions of S at order parameters x with spectral argument z (docs/errors_phases.md
+// §8.1, docs/finite_dim.md §21.4), of the eigenvalue s: the response G = H^{-1}/kappa,
+// Gbar = (mh/qh) S (S - z)^{-1} and P = E[Gamma^T Gamma] = (mh^2 S^2 + (chih S + chibarh)/kappa)
+// (qh (S - z))^{-2}.
+struct RootFunctions {
+  RootFunctions(const Params& q, const SaddleVec& x, double z_)
+      : z(z_), kq(q.kappa * x[QH]), ratio(x[MH] / x[QH]), cA(x[MH] * x[MH] / (x[QH] * x[QH])),
+        cB(x[CHIH] / (q.kappa * (x[QH] * x[QH]))), cC(x[CHIBARH] / (q.kappa * (x[QH] * x[QH]))) {}
+  double G(double s) const { return 1 / (kq * (s - z)); }
+  double Gb(double s) const { return ratio * s / (s - z); }
+  double P(double s) const { return (cA * s * s + cB * s + cC) / ((s - z) * (s - z)); }
+  double z, kq, ratio, cA, cB, cC;
+};
+
+// (1/D) tr f(S): over the spectrum of S, for low-rank tasks rho times the integral over its part
+// on span(A) plus (1 - rho) f(0).
+double trace_of(const SpectralModel& model, double rho, const std::function<double(double)>& f) {
+  if (!model.low_rank()) return numerics::integrate(model.spectrum_of_S(), f).value;
+  return rho * numerics::integrate(model.spectrum_on_task_subspace(), f).value + (1 - rho) * f(0.0);
+}
+
+// The traces (1/D) tr f(S) that the quadratic forms' variance and covariance need
+// (docs/finite_dim.md §21.4): S G^2, G^2, S Gbar G, S P G, P G. Gbar - P changes sign on the
+// spectrum, so S Gbar G and S P G are traced apart, each of one sign (s - z > 0): the
+// quadrature's relative tolerance is then reachable (the difference's integral can vanish, and
+// GSL reports a roundoff error).
+struct SampleTraces {
+  double SG2, G2, SGbG, SPG, PG;
+};
+
+SampleTraces traces_of(const SpectralModel& model, double rho, const RootFunctions& f) {
+  auto tr = [&](const std::function<double(double)>& g) { return trace_of(model, rho, g); };
+  return {tr([&](double s) { return s * f.G(s) * f.G(s); }),
+          tr([&](double s) { return f.G(s) * f.G(s); }),
+          tr([&](double s) { return s * f.Gb(s) * f.G(s); }),
+          tr([&](double s) { return s * f.P(s) * f.G(s); }),
+          tr([&](double s) { return f.P(s) * f.G(s); })};
+}
 
 // The per-unit-h terms of every source (docs/finite_dim.md §21.3-§21.5) at the D -> infinity root
 // x0 (z0 its spectral argument), in the order of finite_dim_source_names(); a source switched
@@ -130,40 +170,22 @@ class SourceTerms {
   //   D Var(Delta) = 4 nu tr(S G^2)/D + 2 nu^2 tr(G^2)/D,
   //   D Cov(E, Delta) = -4 nu tr(S (Gbar - P) G)/D + 2 nu^2 tr(P G)/D.
   void quadratic_forms() {
-    const Vec& x0 = x0_;
-    const double z0 = z0_, rho = q_.rho, kappa = q_.kappa, nu = q_.nu();
-    // Commuting functions of S at the root (docs/errors_phases.md §8.1, docs/finite_dim.md §21.4):
-    // the response G = H^{-1}/kappa, Gbar = (mh/qh) S (S - z)^{-1}, P = E[Gamma^T Gamma].
-    const double qh2 = x0[QH] * x0[QH], kq = kappa * x0[QH], ratio = x0[MH] / x0[QH];
-    const double cA = x0[MH] * x0[MH] / qh2, cB = x0[CHIH] / (kappa * qh2),
-                 cC = x0[CHIBARH] / (kappa * qh2);
-    auto G = [=](double s) { return 1 / (kq * (s - z0)); };
-    auto Gb = [=](double s) { return ratio * s / (s - z0); };
-    auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z0) * (s - z0)); };
-    auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S)
-      if (!model_.low_rank()) return numerics::integrate(model_.spectrum_of_S(), f).value;
-      return rho * numerics::integrate(model_.spectrum_on_task_subspace(), f).value +
-             (1 - rho) * f(0.0);
-    };
+    const double nu = q_.nu();
+    const RootFunctions f(q_, x0_, z0_);
+    const SampleTraces t = traces_of(model_, q_.rho, f);
     const auto [Dl, Etr] = channel_at_root();
-    const double VQ = 4 * nu * tr([&](double s) { return s * G(s) * G(s); }) +
-                      2 * nu * nu * tr([&](double s) { return G(s) * G(s); });
-    // Gbar - P changes sign on the spectrum: its two parts are traced apart, each of one sign
-    // (s - z0 > 0), so that the quadrature's relative tolerance is reachable (the difference's
-    // integral can vanish, and GSL then reports a roundoff error).
-    const double CQ = -4 * nu * (tr([&](double s) { return s * Gb(s) * G(s); }) -
-                                 tr([&](double s) { return s * P(s) * G(s); })) +
-                      2 * nu * nu * tr([&](double s) { return P(s) * G(s); });
+    const double VQ = 4 * nu * t.SG2 + 2 * nu * nu * t.G2;
+    const double CQ = -4 * nu * (t.SGbG - t.SPG) + 2 * nu * nu * t.PG;
     const double D2 = Dl * Dl, D3 = D2 * Dl;
     MatrixCorrection stein;
-    stein.H.on_A = [=](double s) { return -(2 / D2) * (2 * nu * s + nu * nu) * G(s); };
-    stein.H.off_A = -(2 / D2) * nu * nu * G(0);
-    stein.L.on_A = [=](double s) { return -(2 * nu / D2) * s * G(s); };
+    stein.H.on_A = [=](double s) { return -(2 / D2) * (2 * nu * s + nu * nu) * f.G(s); };
+    stein.H.off_A = -(2 / D2) * nu * nu * f.G(0);
+    stein.L.on_A = [=](double s) { return -(2 * nu / D2) * s * f.G(s); };
     stein.M.on_A = [=](double s) {
-      return -4 * nu * s * (Gb(s) - P(s)) / D2 - 8 * nu * Etr * s * G(s) / D3 +
-             2 * nu * nu * P(s) / D2 - 4 * nu * nu * Etr * G(s) / D3;
+      return -4 * nu * s * (f.Gb(s) - f.P(s)) / D2 - 8 * nu * Etr * s * f.G(s) / D3 +
+             2 * nu * nu * f.P(s) / D2 - 4 * nu * nu * Etr * f.G(s) / D3;
     };
-    stein.M.off_A = 2 * nu * nu * P(0) / D2 - 4 * nu * nu * Etr * G(0) / D3;
+    stein.M.off_A = 2 * nu * nu * f.P(0) / D2 - 4 * nu * nu * Etr * f.G(0) / D3;
     source("context_quadratic_forms").matrix = channel_corrections(VQ, CQ, stein);
   }
 
@@ -199,17 +221,6 @@ class SourceTerms {
   std::vector<Source> sources_;
 };
 
-}  // namespace
-
-
-namespace {
-
-// The traces (1/D) tr f(S) at the root that the per-sample corrections need (docs/finite_dim.md
-// §21.4): S G^2, G^2, S Gbar G, S P G, P G.
-struct SampleTraces {
-  double SG2, G2, SGbG, SPG, PG;
-};
-
 // The matrix corrections, per unit h, of context_quadratic_forms and of the along-task Stein
 // terms (with `along_task`) for one training sample of scalars xi = (a - 1, eta, b - 1) in the
 // exact representation s = (1 + eta) w + n, n perpendicular to w with variance nu b per direction
@@ -234,26 +245,30 @@ struct SampleTraces {
 // combination of the seven (the mean of a function linear in the coefficients is the function of
 // their mean).
 enum Basis { kOne, kS, kG, kSG, kP, kSP, kSGbar, kBasis };
-using Coefficients = std::array<std::array<double, kBasis>, 3>;  // dH, dL, dM
+using Coefficients = std::array<double, 3 * kBasis>;  // dH, dL, dM: [k * kBasis + basis]
 
 class SampleCorrection {
  public:
-  SampleCorrection(const Params& q, const SaddleVec& x, double z, const SampleTraces& t,
-                   bool along_task, const ScalarCov& cov, double h)
-      : x_(x), z_(z), kq_(q.kappa * x[QH]), ratio_(x[MH] / x[QH]),
-        cA_(ratio_ * ratio_), cB_(x[CHIH] / (q.kappa * x[QH] * x[QH])),
-        cC_(x[CHIBARH] / (q.kappa * x[QH] * x[QH])) {
-    mean(q, t, along_task, cov, h);
+  SampleCorrection(const Params& q, const SaddleVec& x, const RootFunctions& f,
+                    const SampleTraces& t, bool along_task, const ScalarCov& cov, double h)
+      : x_(x), f_(f) {
+    // The mean over the scalars' law h * cov to first order (docs/finite_dim.md §21.18), the
+    // second derivatives by central differences (step 1e-3; the coefficients are rational in xi).
+    mean_to_first_order<3 * kBasis>(
+        cov, h, 1e-3,
+        [&](const ScalarVec& xi, double* v) {
+          const Coefficients c = of(q, t, along_task, xi);
+          std::copy(c.begin(), c.end(), v);
+        },
+        c_.data());
   }
 
   // (dH, dL, dM) at the eigenvalue s.
   void at(double s, double out[3]) const {
-    const double G = 1 / (kq_ * (s - z_)), Gb = ratio_ * s / (s - z_);
-    const double P = (cA_ * s * s + cB_ * s + cC_) / ((s - z_) * (s - z_));
-    const double basis[kBasis] = {1, s, G, s * G, P, s * P, s * Gb};
+    const double basis[kBasis] = {1, s, f_.G(s), s * f_.G(s), f_.P(s), s * f_.P(s), s * f_.Gb(s)};
     for (int k = 0; k < 3; ++k) {
       double v = 0;
-      for (int i = 0; i < kBasis; ++i) v += c_[k][i] * basis[i];
+      for (int i = 0; i < kBasis; ++i) v += c_[k * kBasis + i] * basis[i];
       out[k] = v;
     }
   }
@@ -275,52 +290,28 @@ class SampleCorrection {
     Coefficients c{};
     // dH = K [(e^2 s + nu b) a^3 V/Delta^3 - (2 a^2/Delta^2)(2 e^2 nu b s + nu^2 b^2) G
     //         + 4 d a^2 e^2 chi s/Delta^2]
-    c[0][kOne] = K * nb * a3 * V / D3;
-    c[0][kS] = K * (e2 * a3 * V / D3 + 4 * d * a2 * e2 * chi / D2);
-    c[0][kSG] = -K * 4 * a2 * e2 * nb / D2;
-    c[0][kG] = -K * 2 * a2 * nb * nb / D2;
+    c[0 * kBasis + kOne] = K * nb * a3 * V / D3;
+    c[0 * kBasis + kS] = K * (e2 * a3 * V / D3 + 4 * d * a2 * e2 * chi / D2);
+    c[0 * kBasis + kSG] = -K * 4 * a2 * e2 * nb / D2;
+    c[0 * kBasis + kG] = -K * 2 * a2 * nb * nb / D2;
     // dL = K [e s a^3 V/Delta^3 - 2 a^2 e nu b s G/Delta^2 + 2 d a^2 e chi s/Delta^2]
-    c[1][kS] = K * (e * a3 * V / D3 + 2 * d * a2 * e * chi / D2);
-    c[1][kSG] = -K * 2 * a2 * e * nb / D2;
+    c[1 * kBasis + kS] = K * (e * a3 * V / D3 + 2 * d * a2 * e * chi / D2);
+    c[1 * kBasis + kSG] = -K * 2 * a2 * e * nb / D2;
     // dM = K [(e^2 s + nu b) W + a^2 (4 e nu b s (e P - Gbar)/Delta^2 - 8 e^2 nu b E s G/Delta^3
     //         + nu^2 b^2 (2 P/Delta^2 - 4 E G/Delta^3)) + d a^2 s (4 e (m - e q)/Delta^2
     //         + 8 e^2 E chi/Delta^3)]
-    c[2][kOne] = K * nb * W;
-    c[2][kS] = K * (e2 * W + d * a2 * (4 * e * (m - e * qq) / D2 + 8 * e2 * E * chi / D3));
-    c[2][kSP] = K * a2 * 4 * e2 * nb / D2;
-    c[2][kSGbar] = -K * a2 * 4 * e * nb / D2;
-    c[2][kSG] = -K * a2 * 8 * e2 * nb * E / D3;
-    c[2][kP] = K * a2 * nb * nb * 2 / D2;
-    c[2][kG] = -K * a2 * nb * nb * 4 * E / D3;
+    c[2 * kBasis + kOne] = K * nb * W;
+    c[2 * kBasis + kS] = K * (e2 * W + d * a2 * (4 * e * (m - e * qq) / D2 + 8 * e2 * E * chi / D3));
+    c[2 * kBasis + kSP] = K * a2 * 4 * e2 * nb / D2;
+    c[2 * kBasis + kSGbar] = -K * a2 * 4 * e * nb / D2;
+    c[2 * kBasis + kSG] = -K * a2 * 8 * e2 * nb * E / D3;
+    c[2 * kBasis + kP] = K * a2 * nb * nb * 2 / D2;
+    c[2 * kBasis + kG] = -K * a2 * nb * nb * 4 * E / D3;
     return c;
   }
 
-  // The mean over the scalars' law h * cov to first order (docs/finite_dim.md §21.18), the
-  // second derivatives by central differences (step 1e-3; the coefficients are rational in xi).
-  void mean(const Params& q, const SampleTraces& t, bool along, const ScalarCov& cov, double h) {
-    c_ = of(q, t, along, ScalarVec::Zero());
-    if (h == 0) return;
-    constexpr double st = 1e-3;
-    for (int i = 0; i < kScalars; ++i)
-      for (int j = 0; j < kScalars; ++j) {
-        if (cov(i, j) == 0) continue;
-        Coefficients f[4];
-        const int si[4] = {1, 1, -1, -1}, sj[4] = {1, -1, 1, -1};
-        for (int u = 0; u < 4; ++u) {
-          ScalarVec xi = ScalarVec::Zero();
-          xi[i] += si[u] * st;
-          xi[j] += sj[u] * st;
-          f[u] = of(q, t, along, xi);
-        }
-        for (int k = 0; k < 3; ++k)
-          for (int b = 0; b < kBasis; ++b)
-            c_[k][b] += 0.5 * h * cov(i, j) *
-                        (f[0][k][b] - f[1][k][b] - f[2][k][b] + f[3][k][b]) / (4 * st * st);
-      }
-  }
-
   SaddleVec x_;
-  double z_, kq_, ratio_, cA_, cB_, cC_;
+  RootFunctions f_;
   Coefficients c_{};
 };
 
@@ -328,28 +319,15 @@ class SampleCorrection {
 
 MatrixCorrection sample_corrections(const Params& q, const SpectralModel& model, const SaddleVec& x,
                                     double z, const ScalarCov& cov, double h, bool along_task) {
-  const double rho = q.rho, kq = q.kappa * x[QH], ratio = x[MH] / x[QH];
-  const double cA = ratio * ratio, cB = x[CHIH] / (q.kappa * x[QH] * x[QH]),
-               cC = x[CHIBARH] / (q.kappa * x[QH] * x[QH]);
-  auto G = [=](double s) { return 1 / (kq * (s - z)); };
-  auto Gb = [=](double s) { return ratio * s / (s - z); };
-  auto P = [=](double s) { return (cA * s * s + cB * s + cC) / ((s - z) * (s - z)); };
-  auto tr = [&](const std::function<double(double)>& f) {  // (1/D) tr f(S), low-rank tasks
-    return rho * numerics::integrate(model.spectrum_on_task_subspace(), f).value +
-           (1 - rho) * f(0.0);
-  };
-  const SampleTraces t{tr([&](double s) { return s * G(s) * G(s); }),
-                       tr([&](double s) { return G(s) * G(s); }),
-                       tr([&](double s) { return s * Gb(s) * G(s); }),
-                       tr([&](double s) { return s * P(s) * G(s); }),
-                       tr([&](double s) { return P(s) * G(s); })};
+  const RootFunctions f(q, x, z);
+  const SampleTraces t = traces_of(model, q.rho, f);
   // The three corrections at one s come together; the integrands ask for them at the same s in
   // turn, so the last s is kept (one evaluation per s instead of three).
   struct Last {
     double s = std::numeric_limits<double>::quiet_NaN(), v[3] = {0, 0, 0};
   };
   auto last = std::make_shared<Last>();
-  const auto one = std::make_shared<const SampleCorrection>(q, x, z, t, along_task, cov, h);
+  const auto one = std::make_shared<const SampleCorrection>(q, x, f, t, along_task, cov, h);
   auto get = [one, last](double s, int k) {
     if (!(s == last->s)) {
       one->at(s, last->v);
