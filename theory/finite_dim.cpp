@@ -280,16 +280,6 @@ namespace {
 using detail::failed;
 using detail::sum_sources;
 
-// The exact Jacobian of the perturbed map's residual at the root x0: that of docs/model.md §4.2
-// with nu times the qh (chih) row added to the qbarh (chibarh) row (Response::linearize).
-bool perturbed_jacobian(const Params& q, const SpectralModel& model, const Vec& x0,
-                        Eigen::MatrixXd& J) {
-  if (!saddle_jacobian(q, model, x0, J)) return false;
-  J.row(QBARH) += q.nu() * J.row(QH);
-  J.row(CHIBARH) += q.nu() * J.row(CHIH);
-  return true;
-}
-
 // The linear response of the saddle point to one source (docs/finite_dim.md §21.2), per unit
 // h = 1/D: dx/dh = -J^{-1} dF/dh pushed through the observables, or the task-resolved theory
 // for the task laws (§21.6).
@@ -305,15 +295,21 @@ class Response {
   bool linearize(double& f0_norm) {
     const Source none;
     Vec F0;
+    if (!saddle_jacobian(q_, model_, x0_, J_) || !map_.residual(x0_, none, 0, F0)) return false;
     // The perturbed map writes the channel's qbarh = K nu / Delta and chibarh = K nu E / Delta^2
     // (docs/finite_dim.md §21.4) where the map of docs/model.md §4.2 writes nu qh and nu chih; at
     // h = 0 the two residuals differ by adding nu times the qh (chih) row to the qbarh
     // (chibarh) row, a constant row operation, so this map's Jacobian is that of §4.2 so
-    // transformed (perturbed_jacobian).
-    if (!perturbed_jacobian(q_, model_, x0_, J_) || !map_.residual(x0_, none, 0, F0)) return false;
+    // transformed.
+    const double nu = q_.nu();
+    J_.row(QBARH) += nu * J_.row(QH);
+    J_.row(CHIBARH) += nu * J_.row(CHIH);
     f0_norm = F0.norm();
     return true;
   }
+
+  // The Jacobian of linearize() (the chord steps of the channel's second order use it too).
+  const Eigen::MatrixXd& jacobian() const { return J_; }
 
   // The slope of one source into s.slope, s.order_slope and s.shift_slope (accumulated); false
   // when a perturbed map leaves the domain. Linear response is additive: the matrix corrections
@@ -436,11 +432,10 @@ class ChannelRest {
     src_.test_context = true;
   }
 
-  // The rest at dimension D into `rest`, given the map's first-order slope (the sum of the
-  // channel sources' slopes, by linear response); false when a solve fails.
-  bool at(double D, const Errors& slope, Errors& rest) {
-    Eigen::MatrixXd J;
-    if (!perturbed_jacobian(q_, model_, x0_, J)) return false;
+  // The rest at dimension D into `rest`, given the map's Jacobian J at the root and its
+  // first-order slope (the sum of the channel sources' slopes, by linear response); false when a
+  // solve fails.
+  bool at(double D, const Eigen::MatrixXd& J, const Errors& slope, Errors& rest) {
     Errors e0, ex;
     OrderParams o;
     double shift = 0;
@@ -590,7 +585,8 @@ FiniteDimResult solve_finite_dim_saddle(const Params& p, const FiniteDimOptions&
     bool rest = false;
     try {
       rest = ChannelRest(q, model, map, x0, options.switches)
-                 .at(options.dim, detail::channel_slope(r.sources), r.second_order);
+                 .at(options.dim, response.jacobian(), detail::channel_slope(r.sources),
+                     r.second_order);
     } catch (const NumericalError&) {
       rest = false;  // a quadrature of the map at finite h
     }
