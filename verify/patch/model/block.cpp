@@ -3,6 +3,7 @@
 #include "verify/patch/model/block.hpp"
 
 #include "numerics/error.hpp"
+#include "verify/patch/model/detail/products.hpp"
 
 namespace icl::verify::patch {
 
@@ -79,24 +80,14 @@ Mat<S> block_backward(const ModelConfig& c, const BlockWeights<S>& w, const Bloc
   return d_y;
 }
 
-namespace {
-// W x + b column by column (the embedding and the readout).
-template <class S>
-Mat<S> linear(const Mat<S>& W, const Mat<S>& x, const Mat<S>& b) {
-  Mat<S> y = W * x;
-  y.colwise() += b.col(0);
-  return y;
-}
-}  // namespace
-
 template <class S>
 Mat<S> embed(const Weights<S>& w, const Mat<S>& tokens) {
-  return w.config.embed ? linear(w.We, tokens, w.bE) : tokens;
+  return w.config.embed ? detail::affine(w.We, tokens, w.bE) : tokens;
 }
 
 template <class S>
 Mat<S> readout(const Weights<S>& w, const Mat<S>& y) {
-  return w.config.embed ? linear(w.Wr, y, w.br) : y;
+  return w.config.embed ? detail::affine(w.Wr, y, w.br) : y;
 }
 
 template <class S>

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "verify/patch/model/detail/affine.hpp"
+#include "verify/patch/model/detail/products.hpp"
 #include "verify/patch/model/detail/vmath.hpp"
 #include "verify/patch/model/layers.hpp"
 
@@ -44,17 +44,12 @@ Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const 
   Eigen::Array<S, 1, Eigen::Dynamic> count(n);
   for (Eigen::Index j = 0; j < n; ++j)
     count(j) = S(allowed_keys(c.causal, static_cast<int>(j), static_cast<int>(n)));
-  Mat<S> scratch;
+  Mat<S> scratch, Oh;
   if (cache) Ps.resize(static_cast<std::size_t>(c.heads));
   for (int h = 0; h < c.heads; ++h) {
     Mat<S>& P = cache ? Ps[static_cast<std::size_t>(h)] : scratch;
     // S_h = K_h^T Q_h / sqrt(d_k): rows are keys, columns queries
-    // (inner dimension d_k: at most 8, a coefficient-wise product beats the packed GEMM)
-    if (dk <= 8)
-      P.noalias() = K.middleRows(h * dk, dk).transpose().lazyProduct(Q.middleRows(h * dk, dk));
-    else
-      P.noalias() = K.middleRows(h * dk, dk).transpose() * Q.middleRows(h * dk, dk);
-    P *= scale;
+    detail::product(true, scale, K.middleRows(h * dk, dk), Q.middleRows(h * dk, dk), P);
     if (c.kind == LayerKind::Softmax) {
       // Column by column over the allowed keys only (half the exps with the causal mask), in
       // place on contiguous column segments (no temporaries). exp: for double the vectorized
@@ -74,10 +69,10 @@ Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const 
       if (c.causal) P.template triangularView<Eigen::StrictlyLower>().setZero();
       P.array().rowwise() /= count;
     }
-    O.middleRows(h * dk, dk).noalias() = V.middleRows(h * dk, dk) * P;
+    detail::product(false, S(1), V.middleRows(h * dk, dk), P, Oh);
+    O.middleRows(h * dk, dk) = Oh;
   }
-  Mat<S> A = w.Wo * O;
-  A.colwise() += w.bo.col(0);
+  Mat<S> A = affine(w.Wo, O, w.bo);
   if (cache) {
     cache->q = std::move(Q); cache->k = std::move(K); cache->v = std::move(V);
     cache->P = std::move(Ps); cache->o = std::move(O); cache->a = A;

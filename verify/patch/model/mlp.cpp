@@ -3,7 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "verify/patch/model/detail/affine.hpp"
+#include "verify/patch/model/detail/products.hpp"
 #include "verify/patch/model/detail/vmath.hpp"
 #include "verify/patch/model/layers.hpp"
 
