@@ -17,14 +17,15 @@
 #include "theory/param_path.hpp"
 #include "theory/quantity.hpp"
 #include "theory/sweep.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-using numerics::Status;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
+using detail::fmt;
 
-std::string fmt(double v) { return numerics::format_significant(v); }
+using numerics::Status;
 
 constexpr std::pair<Criterion, const char*> kCriterionNames[] = {
     {Criterion::Level, "level"}, {Criterion::Steepest, "steepest"}, {Criterion::Argmin, "argmin"}};

@@ -15,14 +15,15 @@
 #include "theory/boundary.hpp"
 #include "theory/param_path.hpp"
 #include "theory/quantity.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
+using detail::fmt;
+
 using numerics::Status;
 using Vec2 = Eigen::Vector2d;
-
-std::string fmt(double v) { return numerics::format_significant(v); }
 
 // The box [lo, hi] x [min ys, max ys] in unit coordinates u in [0, 1]^2, each axis in its search
 // coordinate (t = x or ln x; y or ln y).

@@ -15,11 +15,12 @@
 #include "numerics/format.hpp"
 #include "numerics/memory.hpp"
 #include "theory/mpfr_array.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 
 using detail::MpArray;
 
@@ -235,17 +236,17 @@ double h_closed(double x, double a1, double a2) {
   return (root - b) / (2 * x);
 }
 
-struct Coefficients {
+struct IterationCoefficients {
   double alpha, a1, a2, beta, big_p;
 };
-Coefficients coefficients(const CotParams& p) {
+IterationCoefficients coefficients(const CotParams& p) {
   const double s2 = p.sigma * p.sigma;
   const double beta = (1 + s2) / (p.alpha * (p.tau - 1));
   return {p.alpha, p.alpha + 1 + s2, 2 + s2, beta, 1 + beta * (p.alpha + 1)};
 }
 
 // The denominator on the diagonal, Den(r(x), r(x)) = alpha - P r^2 - 2 beta r^3.
-double diagonal_denominator(double x, const Coefficients& k) {
+double diagonal_denominator(double x, const IterationCoefficients& k) {
   const double r = h_closed(x, k.a1, k.a2) - 1;
   return k.alpha - k.big_p * r * r - 2 * k.beta * r * r * r;
 }
@@ -253,7 +254,7 @@ double diagonal_denominator(double x, const Coefficients& k) {
 // The root of the diagonal denominator in (-1, 1) nearest to 0 (NaN when there is none): a
 // scan of 4000 points, then TOMS 748 on the first bracket from 0 outwards on each side.
 double dominant_root(const CotParams& p) {
-  const Coefficients k = coefficients(p);
+  const IterationCoefficients k = coefficients(p);
   constexpr int kScan = 2000;
   double best = kNaN;
   for (int side : {-1, 1}) {

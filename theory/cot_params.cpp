@@ -6,15 +6,13 @@
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "theory/cot.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-std::string fmt(double v) { return numerics::format_significant(v); }
-
-void require_finite(const char* field, double v) {
-  if (!std::isfinite(v)) throw InvalidParams(field, "must be a finite number");
-}
+using detail::fmt;
+using detail::require_finite;
 
 }  // namespace
 

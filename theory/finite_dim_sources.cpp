@@ -245,7 +245,7 @@ class SourceTerms {
 // combination of the seven (the mean of a function linear in the coefficients is the function of
 // their mean).
 enum Basis { kOne, kS, kG, kSG, kP, kSP, kSGbar, kBasis };
-using Coefficients = std::array<double, 3 * kBasis>;  // dH, dL, dM: [k * kBasis + basis]
+using BasisCoefficients = std::array<double, 3 * kBasis>;  // dH, dL, dM: [k * kBasis + basis]
 
 class SampleCorrection {
  public:
@@ -257,7 +257,7 @@ class SampleCorrection {
     mean_to_first_order<3 * kBasis>(
         cov, h, 1e-3,
         [&](const ScalarVec& xi, double* v) {
-          const Coefficients c = of(q, t, along_task, xi);
+          const BasisCoefficients c = of(q, t, along_task, xi);
           std::copy(c.begin(), c.end(), v);
         },
         c_.data());
@@ -275,7 +275,7 @@ class SampleCorrection {
 
  private:
   // The coefficients for one sample of scalars xi = (a - 1, eta, b - 1).
-  Coefficients of(const Params& q, const SampleTraces& t, bool along, const ScalarVec& xi) const {
+  BasisCoefficients of(const Params& q, const SampleTraces& t, bool along, const ScalarVec& xi) const {
     const double nu = q.nu(), K = q.tau / q.kappa;
     const double chi = x_[CHI], m = x_[M], qq = x_[Q];
     const double a = 1 + xi[A_NORM], e = 1 + xi[ETA], b = 1 + xi[B_NOISE];
@@ -287,7 +287,7 @@ class SampleCorrection {
                      4 * d * e * (m - e * qq) * chi;
     const double D2 = Dl * Dl, D3 = D2 * Dl, D4 = D3 * Dl, a2 = a * a, a3 = a2 * a;
     const double W = a3 * (-2 * C / D3 + 3 * E * V / D4);
-    Coefficients c{};
+    BasisCoefficients c{};
     // dH = K [(e^2 s + nu b) a^3 V/Delta^3 - (2 a^2/Delta^2)(2 e^2 nu b s + nu^2 b^2) G
     //         + 4 d a^2 e^2 chi s/Delta^2]
     c[0 * kBasis + kOne] = K * nb * a3 * V / D3;
@@ -312,7 +312,7 @@ class SampleCorrection {
 
   SaddleVec x_;
   RootFunctions f_;
-  Coefficients c_{};
+  BasisCoefficients c_{};
 };
 
 }  // namespace

@@ -14,13 +14,13 @@
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
 #include "theory/sweep.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string fmt(double v) { return numerics::format_significant(v); }
+using detail::kNaN;
+using detail::fmt;
 
 constexpr std::pair<Objective, const char*> kObjectiveNames[] = {
     {Objective::Tm, "tm"}, {Objective::Idg, "idg"}, {Objective::Odg, "odg"},

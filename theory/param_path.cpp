@@ -7,11 +7,12 @@
 
 #include "numerics/error.hpp"
 #include "numerics/format.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-std::string fmt(double v) { return numerics::format_significant(v); }
+using detail::fmt;
 
 }  // namespace
 

@@ -8,16 +8,13 @@
 #include "numerics/error.hpp"
 #include "numerics/suggest.hpp"
 #include "numerics/format.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-void require_finite(const char* field, double v) {
-  if (!std::isfinite(v)) throw InvalidParams(field, "must be a finite number");
-}
-
-// Numbers in messages: 6 significant digits.
-std::string fmt(double v) { return numerics::format_significant(v); }
+using detail::require_finite;
+using detail::fmt;
 
 }  // namespace
 

@@ -9,13 +9,12 @@
 #include "numerics/memory.hpp"
 #include "numerics/timing.hpp"
 #include "theory/param_path.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-std::string describe(const std::string& name, double v) {
-  return name + " = " + numerics::format_significant(v);
-}
+using detail::describe;
 
 void check_axes(const std::string& x_name, const std::string& y_name) {
   Params::check_name(x_name, "x_name");

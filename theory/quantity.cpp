@@ -5,11 +5,12 @@
 #include <utility>
 
 #include "numerics/error.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 
 template <std::size_t K>
 double order_of(const Solution& s) {

@@ -24,14 +24,16 @@
 #include "theory/quantity.hpp"
 #include "theory/saddle_map.hpp"
 #include "theory/spectral_lift.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
 
+using detail::kNaN;
+
 using namespace saddle_map;  // kN and the unknowns' indices Q, M, ..., CHIBARH
 using numerics::Status;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kP = 9;
 using Jet = ceres::Jet<double, kP>;
 enum Direction { D_ALPHA, D_ALPHA_TEST, D_TAU, D_KAPPA, D_RHO, D_SIGMA, D_SIGMA_TEST, D_LAMBDA,

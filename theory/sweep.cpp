@@ -11,6 +11,7 @@
 #include "numerics/format.hpp"
 #include "numerics/parallel.hpp"
 #include "theory/param_path.hpp"
+#include "theory/detail/common.hpp"
 
 namespace icl::theory {
 namespace {
@@ -31,9 +32,7 @@ void validate_point(const Params& p, Method method, const Where& where) {
   validate_at([&] { validate_for(p, method); }, where);
 }
 
-std::string describe(const std::string& name, double v) {
-  return name + " = " + numerics::format_significant(v);
-}
+using detail::describe;
 
 }  // namespace
 
