@@ -1,7 +1,7 @@
-// The forward pass's products (verify/patch/model/detail/products.hpp, docs/patch.md §2.7): the
-// double model's through numerics::gemm equal Eigen's to rounding, on the blocks of rows the
-// attention heads use (a leading dimension larger than the block); the float model's are
-// Eigen's, bit for bit.
+// The model's products (verify/patch/model/detail/products.hpp, docs/patch.md §2.7): the double
+// model's through numerics::gemm equal Eigen's to rounding, forward and backward, on the blocks
+// of rows the attention heads use (a leading dimension larger than the block); the float model's
+// forward products are Eigen's, bit for bit.
 #include <doctest/doctest.h>
 
 #include "verify/patch/model/detail/products.hpp"
@@ -41,6 +41,33 @@ TEST_CASE("patch products: the double model's head blocks through gemm equal Eig
   y_ref.colwise() += b.col(0);
   CHECK(rel(y, y_ref) < 1e-14);
   CHECK(rel(detail::affine(W, Mat<double>(K.col(7)), b), Mat<double>(y_ref.col(7))) < 1e-14);
+}
+
+TEST_CASE("patch products: the backward pass's, transposed and accumulated into head blocks, equal Eigen's to rounding") {
+  using detail::Transpose;
+  constexpr auto N = Transpose::No, T = Transpose::Yes;
+  const Mat<double> dO = random<double>(16, 51, 6), P = random<double>(51, 51, 7),
+                    W = random<double>(16, 64, 8), X = random<double>(16, 51, 9);
+  Mat<double> dV = random<double>(16, 51, 10);
+  const Mat<double> dV0 = dV;
+  // dV_h = dO_h P^T into rows 4..7; the other rows untouched
+  detail::multiply(N, T, dO.middleRows(4, 4), P, dV.middleRows(4, 4));
+  CHECK(rel(dV.middleRows(4, 4), Mat<double>(dO.middleRows(4, 4) * P.transpose())) < 1e-14);
+  CHECK(dV.topRows(4) == dV0.topRows(4));
+  CHECK(dV.bottomRows(8) == dV0.bottomRows(8));
+  // dP = V_h^T dO_h (keys x queries)
+  Mat<double> dP(51, 51);
+  detail::multiply(T, N, X.middleRows(8, 4), dO.middleRows(8, 4), dP);
+  CHECK(rel(dP, Mat<double>(X.middleRows(8, 4).transpose() * dO.middleRows(8, 4))) < 1e-14);
+  // g += dpre in^T (accumulated), da = W^T dpre, then da += W^T dpre again
+  Mat<double> g = random<double>(16, 16, 11);
+  const Mat<double> g_ref = g + dO * X.transpose();
+  detail::multiply(N, T, dO, X, g, true);
+  CHECK(rel(g, g_ref) < 1e-14);
+  Mat<double> da(64, 51);
+  detail::multiply(T, N, W, X, da);
+  detail::multiply(T, N, W, X, da, true);
+  CHECK(rel(da, Mat<double>(2 * W.transpose() * X)) < 1e-14);
 }
 
 TEST_CASE("patch products: the float model's are Eigen's, bit for bit") {

@@ -116,17 +116,22 @@ Mat<S> backward(const Weights<S>& w, const ForwardCache<S>& cache, const Mat<S>&
                 Weights<S>& grad) {
   const ModelConfig& c = w.config;
   Mat<S> dz = d_out;
+  using detail::multiply;
+  constexpr auto N = detail::Transpose::No, T = detail::Transpose::Yes;
   if (c.embed) {
-    grad.Wr.noalias() += d_out * cache.layer_inputs.back().transpose();
+    multiply(N, T, d_out, cache.layer_inputs.back(), grad.Wr, true);
     grad.br.col(0) += d_out.rowwise().sum();
-    dz = w.Wr.transpose() * d_out;
+    dz.resize(w.Wr.cols(), d_out.cols());
+    multiply(T, N, w.Wr, d_out, dz);
   }
   for (std::size_t l = w.blocks.size(); l-- > 0;)
     dz = block_backward(c, w.blocks[l], cache.blocks[l], dz, grad.blocks[l]);
   if (c.embed) {
-    grad.We.noalias() += dz * cache.tokens.transpose();
+    multiply(N, T, dz, cache.tokens, grad.We, true);
     grad.bE.col(0) += dz.rowwise().sum();
-    dz = w.We.transpose() * dz;
+    Mat<S> d_tokens(w.We.cols(), dz.cols());
+    multiply(T, N, w.We, dz, d_tokens);
+    dz = std::move(d_tokens);
   }
   return dz;
 }

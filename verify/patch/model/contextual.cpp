@@ -11,6 +11,7 @@ namespace icl::verify::patch {
 namespace {
 
 using detail::affine;
+using detail::Transpose;
 
 // Number of keys query j attends to.
 inline int allowed_keys(bool causal, int j, int n) { return causal ? j + 1 : n; }
@@ -101,9 +102,12 @@ Mat<S> contextual_backward(const ModelConfig& c, const BlockWeights<S>& w, const
   }
   const int dk = c.head_dim;
   const S scale = S(1) / std::sqrt(S(dk));
-  g.Wo.noalias() += dA * k.o.transpose();
+  using detail::multiply;
+  constexpr auto N = Transpose::No, T = Transpose::Yes;
+  multiply(N, T, dA, k.o, g.Wo, true);
   g.bo.col(0) += dA.rowwise().sum();
-  Mat<S> dO = w.Wo.transpose() * dA;
+  Mat<S> dO(w.Wo.cols(), n);
+  multiply(T, N, w.Wo, dA, dO);
   Mat<S> dQ(k.q.rows(), n), dK(k.k.rows(), n), dV(k.v.rows(), n);
   Eigen::Array<S, 1, Eigen::Dynamic> count(n);
   for (Eigen::Index j = 0; j < n; ++j)
@@ -112,8 +116,8 @@ Mat<S> contextual_backward(const ModelConfig& c, const BlockWeights<S>& w, const
   for (int h = 0; h < c.heads; ++h) {
     const Mat<S>& P = k.P[static_cast<std::size_t>(h)];
     auto dOh = dO.middleRows(h * dk, dk);
-    dV.middleRows(h * dk, dk).noalias() = dOh * P.transpose();
-    dP.noalias() = k.v.middleRows(h * dk, dk).transpose() * dOh;  // keys x queries
+    multiply(N, T, dOh, P, dV.middleRows(h * dk, dk));
+    multiply(T, N, k.v.middleRows(h * dk, dk), dOh, dP);  // keys x queries
     if (c.kind == LayerKind::Softmax) {
       // softmax Jacobian per query: dS = P * (dP - <P, dP>); masked keys have P = 0
       const auto s = (P.array() * dP.array()).colwise().sum().eval();
@@ -123,15 +127,16 @@ Mat<S> contextual_backward(const ModelConfig& c, const BlockWeights<S>& w, const
       if (c.causal) dS.template triangularView<Eigen::StrictlyLower>().setZero();
     }
     dS *= scale;
-    dQ.middleRows(h * dk, dk).noalias() = k.k.middleRows(h * dk, dk) * dS;
-    dK.middleRows(h * dk, dk).noalias() = k.q.middleRows(h * dk, dk) * dS.transpose();
+    multiply(N, N, k.k.middleRows(h * dk, dk), dS, dQ.middleRows(h * dk, dk));
+    multiply(N, T, k.q.middleRows(h * dk, dk), dS, dK.middleRows(h * dk, dk));
   }
-  g.Wq.noalias() += dQ * z.transpose(); g.bq.col(0) += dQ.rowwise().sum();
-  g.Wk.noalias() += dK * z.transpose(); g.bk.col(0) += dK.rowwise().sum();
-  g.Wv.noalias() += dV * z.transpose(); g.bv.col(0) += dV.rowwise().sum();
-  Mat<S> dz = w.Wq.transpose() * dQ;
-  dz.noalias() += w.Wk.transpose() * dK;
-  dz.noalias() += w.Wv.transpose() * dV;
+  multiply(N, T, dQ, z, g.Wq, true); g.bq.col(0) += dQ.rowwise().sum();
+  multiply(N, T, dK, z, g.Wk, true); g.bk.col(0) += dK.rowwise().sum();
+  multiply(N, T, dV, z, g.Wv, true); g.bv.col(0) += dV.rowwise().sum();
+  Mat<S> dz(z.rows(), n);
+  multiply(T, N, w.Wq, dQ, dz);
+  multiply(T, N, w.Wk, dK, dz, true);
+  multiply(T, N, w.Wv, dV, dz, true);
   return dz;
 }
 

@@ -97,6 +97,8 @@ Mat<S> mlp_forward(const ModelConfig& c, const BlockWeights<S>& w, const Mat<S>&
 template <class S>
 Mat<S> mlp_backward(const ModelConfig& c, const BlockWeights<S>& w, const BlockCache<S>& k,
                     const Mat<S>& dy, BlockWeights<S>& g) {
+  using detail::multiply;
+  constexpr auto N = detail::Transpose::No, T = detail::Transpose::Yes;
   Mat<S> da = dy;
   const std::size_t L = w.W.size();
   for (std::size_t i = L; i-- > 0;) {
@@ -107,20 +109,22 @@ Mat<S> mlp_backward(const ModelConfig& c, const BlockWeights<S>& w, const BlockC
       const Mat<S> dgp = (da.array() * k.mlp_pre[0].array() *
                           activate_grad(c.block.activation(), k.gate_pre).array())
                              .matrix();
-      g.Wg.noalias() += dgp * k.mlp_in[0].transpose();
+      multiply(N, T, dgp, k.mlp_in[0], g.Wg, true);
       g.bg.col(0) += dgp.rowwise().sum();
-      g.W[0].noalias() += dpre * k.mlp_in[0].transpose();
+      multiply(N, T, dpre, k.mlp_in[0], g.W[0], true);
       g.b[0].col(0) += dpre.rowwise().sum();
-      da = w.W[0].transpose() * dpre;
-      da.noalias() += w.Wg.transpose() * dgp;
+      da.resize(w.W[0].cols(), dpre.cols());
+      multiply(T, N, w.W[0], dpre, da);
+      multiply(T, N, w.Wg, dgp, da, true);
       continue;
     }
     if (i + 1 < L)
       dpre = (da.array() * activate_grad(c.block.activation(), k.mlp_pre[i]).array()).matrix();
     else dpre = da;
-    g.W[i].noalias() += dpre * k.mlp_in[i].transpose();
+    multiply(N, T, dpre, k.mlp_in[i], g.W[i], true);
     g.b[i].col(0) += dpre.rowwise().sum();
-    da = w.W[i].transpose() * dpre;
+    da.resize(w.W[i].cols(), dpre.cols());
+    multiply(T, N, w.W[i], dpre, da);
   }
   return da;
 }
