@@ -1,10 +1,15 @@
 #include "numerics/memory.hpp"
 
 #include <sys/resource.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -72,6 +77,17 @@ std::optional<AvailableMemory> free_space_of_stdout() {
   if (::fstatvfs(STDOUT_FILENO, &vfs) != 0) return std::nullopt;
   return AvailableMemory{std::uint64_t(vfs.f_bavail) * vfs.f_frsize,
                          "the file system stdout is redirected to"};
+}
+
+void keep_freed_heap(std::size_t bytes) {
+#if defined(__GLIBC__)
+  static const bool set = [bytes] {
+    return mallopt(M_TRIM_THRESHOLD, static_cast<int>(std::min<std::size_t>(bytes, INT_MAX))) == 1;
+  }();
+  (void)set;
+#else
+  (void)bytes;
+#endif
 }
 
 std::uint64_t peak_resident_bytes() {

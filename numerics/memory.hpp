@@ -2,6 +2,7 @@
 // estimated memory exceeds what the machine has available is refused before any work, with the
 // estimate and where the available memory was read, instead of dying on std::bad_alloc.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,16 @@ std::optional<AvailableMemory> available_memory();
 // read or stdout is not a regular file (a terminal, a pipe). `source` names it for messages.
 std::optional<AvailableMemory> free_space_of_folder(const std::string& path);
 std::optional<AvailableMemory> free_space_of_stdout();
+
+// Asks the C library (glibc: mallopt M_TRIM_THRESHOLD) to keep up to `bytes` of freed memory at
+// the top of the heap instead of returning it to the system at every free, once per process (the
+// first call sets it; later calls do nothing). For work that allocates and frees many blocks of
+// a few kB to a few hundred kB in a loop: without it, each free that leaves more than 128 kB at
+// the top shrinks the heap and the next allocation grows it again, page by page, in the kernel
+// (the patch model's training: a third of its time, docs/patch.md §13). glibc then also stops
+// adapting its mmap threshold: blocks above 128 kB are always mapped (and returned when freed).
+// Elsewhere (not glibc) it does nothing.
+void keep_freed_heap(std::size_t bytes);
 
 // The largest resident set of this process so far (getrusage ru_maxrss), in bytes.
 std::uint64_t peak_resident_bytes();
