@@ -45,7 +45,7 @@ Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const 
   Eigen::Array<S, 1, Eigen::Dynamic> count(n);
   for (Eigen::Index j = 0; j < n; ++j)
     count(j) = S(allowed_keys(c.causal, static_cast<int>(j), static_cast<int>(n)));
-  Mat<S> scratch, Oh;
+  Mat<S> scratch;
   if (cache) Ps.resize(static_cast<std::size_t>(c.heads));
   for (int h = 0; h < c.heads; ++h) {
     Mat<S>& P = cache ? Ps[static_cast<std::size_t>(h)] : scratch;
@@ -70,8 +70,8 @@ Mat<S> contextual_forward(const ModelConfig& c, const BlockWeights<S>& w, const 
       if (c.causal) P.template triangularView<Eigen::StrictlyLower>().setZero();
       P.array().rowwise() /= count;
     }
-    detail::product(false, S(1), V.middleRows(h * dk, dk), P, Oh);
-    O.middleRows(h * dk, dk) = Oh;
+    detail::multiply(Transpose::No, Transpose::No, V.middleRows(h * dk, dk), P,
+                     O.middleRows(h * dk, dk));
   }
   Mat<S> A = affine(w.Wo, O, w.bo);
   if (cache) {
